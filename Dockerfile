@@ -1,0 +1,23 @@
+# The production image: gunicorn (web) and Celery (worker) share it.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
+WORKDIR /srv/perfcase
+
+COPY pyproject.toml ./
+COPY app ./app
+COPY investigations ./investigations
+COPY collectors ./collectors
+RUN pip install -e .
+
+COPY manage.py ./
+COPY templates ./templates
+COPY static ./static
+# collectstatic needs production settings to load; these values exist only for this step.
+RUN PERFCASE_DEBUG=0 PERFCASE_SECRET_KEY=collectstatic-only PERFCASE_ALLOWED_HOSTS=build \
+    PERFCASE_CREDENTIAL_KEYS=collectstatic-only python manage.py collectstatic --noinput
+
+RUN useradd --system --create-home perfcase && mkdir -p /data/media && chown perfcase /data/media
+USER perfcase
+EXPOSE 8000
+CMD ["gunicorn", "app.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]

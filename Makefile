@@ -1,0 +1,36 @@
+# The two commands: `make run` and `make test`. Everything else is a step they use.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+
+.PHONY: install run test lint migrate demo clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+
+var:
+	mkdir -p var
+
+migrate: install var
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py load_demo
+
+run: demo
+	$(PY) manage.py runstack --port $(PORT)
+
+test: install var
+	$(PY) -m pytest
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf var/broker var/test.sqlite3*

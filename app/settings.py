@@ -1,0 +1,237 @@
+"""Perfcase settings. Every value comes from the environment; `.env.example` lists them all.
+
+The defaults are the embedded set-up of `make run`: SQLite and a filesystem broker under
+var/, DEBUG on. Production (DEBUG off) refuses to start without a real secret key and
+credential key rather than fall back to an insecure one.
+"""
+
+import os
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str | None = None) -> str:
+    # An empty value counts as unset: env files often carry "NAME=" lines.
+    value = os.environ.get(name) or default
+    if value is None:
+        raise ImproperlyConfigured(f"{name} must be set")
+    return value
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), not {raw!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int = 0) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, not {raw!r}") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
+
+
+DEBUG = env_bool("PERFCASE_DEBUG", True)
+VAR_DIR = Path(env_str("PERFCASE_VAR_DIR", str(BASE_DIR / "var")))
+
+_DEV_SECRET_KEY = "perfcase-insecure-development-key-do-not-use-in-production"
+SECRET_KEY = env_str("PERFCASE_SECRET_KEY", _DEV_SECRET_KEY if DEBUG else None)
+if not DEBUG and SECRET_KEY == _DEV_SECRET_KEY:
+    raise ImproperlyConfigured("PERFCASE_SECRET_KEY must be set to a real secret when DEBUG is off")
+
+ALLOWED_HOSTS = env_list("PERFCASE_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG else "")
+if not DEBUG and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("PERFCASE_ALLOWED_HOSTS must list the host names the app serves")
+CSRF_TRUSTED_ORIGINS = env_list("PERFCASE_CSRF_TRUSTED_ORIGINS")
+
+# Absolute links in webhook messages point here.
+BASE_URL = env_str("PERFCASE_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
+if urlsplit(BASE_URL).scheme not in ("http", "https"):
+    raise ImproperlyConfigured("PERFCASE_BASE_URL must start with http:// or https://")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "ninja",
+    "investigations",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "investigations.middleware.browser_time_zone",
+]
+
+ROOT_URLCONF = "app.urls"
+WSGI_APPLICATION = "app.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+_SQLITE_PATH = VAR_DIR / "perfcase.sqlite3"
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", f"sqlite:///{_SQLITE_PATH}"), conn_max_age=60
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    # The web server and the worker write at once: WAL and IMMEDIATE transactions turn
+    # "database is locked" errors into short waits.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+    }
+    # A file, not memory, so that a test's Celery worker process sees the test data.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "investigation_list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en"
+# The default zone for display; a browser's own zone (sent in a cookie) wins per request.
+TIME_ZONE = env_str("PERFCASE_TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# Collected by `collectstatic` for production; in DEBUG whitenoise serves from the finders.
+STATIC_ROOT = (
+    None if DEBUG else Path(env_str("PERFCASE_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+)
+WHITENOISE_USE_FINDERS = DEBUG
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": (
+            "django.contrib.staticfiles.storage.StaticFilesStorage"
+            if DEBUG
+            else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        )
+    },
+}
+MEDIA_ROOT = Path(env_str("PERFCASE_MEDIA_ROOT", str(VAR_DIR / "media")))
+MEDIA_URL = "media/"
+
+# Security. The production defaults satisfy `manage.py check --deploy`; each can be changed.
+SECURE_COOKIES = env_bool("PERFCASE_SECURE_COOKIES", not DEBUG)
+SESSION_COOKIE_SECURE = SECURE_COOKIES
+CSRF_COOKIE_SECURE = SECURE_COOKIES
+SESSION_COOKIE_HTTPONLY = True
+SECURE_SSL_REDIRECT = env_bool("PERFCASE_SSL_REDIRECT", not DEBUG)
+# Load balancers probe over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_HSTS_SECONDS = env_int("PERFCASE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("PERFCASE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("PERFCASE_HSTS_PRELOAD", False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+if env_bool("PERFCASE_BEHIND_TLS_PROXY", False):
+    # Only behind a proxy that sets this header itself and strips it from clients.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SILENCED_SYSTEM_CHECKS = env_list("PERFCASE_SILENCED_SYSTEM_CHECKS")
+
+# Private keys of SSH credentials are encrypted with the first of these Fernet keys;
+# the others still decrypt, so keys can be rotated. In DEBUG a key is derived from
+# SECRET_KEY so that `make run` needs no set-up.
+CREDENTIAL_KEYS = env_list("PERFCASE_CREDENTIAL_KEYS")
+if not CREDENTIAL_KEYS and not DEBUG:
+    raise ImproperlyConfigured(
+        "PERFCASE_CREDENTIAL_KEYS must be set when DEBUG is off; make one with "
+        "python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())'"
+    )
+
+# Celery. Tasks name their own limits too; these are the floor for any that forget.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+if CELERY_BROKER_URL == "filesystem://":
+    _BROKER_DIR = VAR_DIR / "broker"
+    # The embedded broker is a pair of folders; they must exist before anyone sends.
+    for _folder in ("queue", "control"):
+        (_BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_BROKER_DIR / "queue"),
+        "data_folder_out": str(_BROKER_DIR / "queue"),
+        "control_folder": str(_BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+else:
+    # Longer than any task may run, so a slow acks_late task is not delivered twice.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * 3600}
+CELERY_TASK_DEFAULT_QUEUE = env_str("PERFCASE_QUEUE", "perfcase")
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SOFT_TIME_LIMIT = 300
+CELERY_TASK_TIME_LIMIT = 360
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+CELERY_TASK_ALWAYS_EAGER = False
+
+WEBHOOK_TIMEOUT_SECONDS = env_int("PERFCASE_WEBHOOK_TIMEOUT", 10, minimum=1)
+# How often an open page asks for new timeline events, in milliseconds.
+TIMELINE_POLL_MS = env_int("PERFCASE_TIMELINE_POLL_MS", 3000, minimum=500)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("PERFCASE_LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,15 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+from django.views.generic import RedirectView
+
+from investigations.api import api
+
+urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="investigation_list"), name="home"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("api/", api.urls),
+    path("", include("investigations.urls")),
+]

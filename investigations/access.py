@@ -1,0 +1,56 @@
+"""Who may see and touch what. One helper per object and access level: outsiders get 404
+(they must not learn that the object exists), members below the role get 403."""
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+
+from investigations.choices import Role
+from investigations.models import Credential, Host, Investigation, Membership, Team
+
+ROLE_NAMES = {Role.RESPONDER: "responders", Role.LEAD: "leads"}
+
+
+def role_in_team(user, team_id: int) -> str | None:
+    if not user.is_authenticated:
+        return None
+    return (
+        Membership.objects.filter(user=user, team_id=team_id).values_list("role", flat=True).first()
+    )
+
+
+def require_role(user, team_id: int, role: str = Role.VIEWER) -> str:
+    held = role_in_team(user, team_id)
+    if held is None:
+        raise Http404("Not found.")
+    if Role.rank(held) < Role.rank(role):
+        raise PermissionDenied(f"Only {ROLE_NAMES[role]} of this team may do this.")
+    return held
+
+
+def _for_user(queryset, pk: int, user, role: str):
+    """The object with this pk if the user holds `role` in its team, else 404 or 403."""
+    obj = queryset.filter(pk=pk).first()
+    if obj is None:
+        raise Http404("Not found.")
+    obj.user_role = require_role(user, obj.pk if isinstance(obj, Team) else obj.team_id, role)
+    return obj
+
+
+def team_for_user(user, pk: int, role: str = Role.VIEWER) -> Team:
+    return _for_user(Team.objects.all(), pk, user, role)
+
+
+def investigation_for_user(user, pk: int, role: str = Role.VIEWER) -> Investigation:
+    return _for_user(Investigation.objects.select_related("team", "lead"), pk, user, role)
+
+
+def host_for_user(user, pk: int, role: str = Role.VIEWER) -> Host:
+    return _for_user(Host.objects.select_related("team", "credential", "jump_host"), pk, user, role)
+
+
+def credential_for_user(user, pk: int, role: str = Role.VIEWER) -> Credential:
+    return _for_user(Credential.objects.select_related("team"), pk, user, role)
+
+
+def membership_for_lead(user, pk: int) -> Membership:
+    return _for_user(Membership.objects.select_related("team", "user"), pk, user, Role.LEAD)

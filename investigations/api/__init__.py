@@ -1,0 +1,3 @@
+from investigations.api.root import api
+
+__all__ = ["api"]

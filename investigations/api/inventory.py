@@ -1,0 +1,116 @@
+from django.core.exceptions import ValidationError
+from ninja import Router
+
+from investigations.access import credential_for_user, host_for_user, team_for_user
+from investigations.api.schemas import (
+    CredentialIn,
+    CredentialOut,
+    ErrorOut,
+    HostIn,
+    HostOut,
+    HostPatch,
+    Id,
+)
+from investigations.choices import Role
+from investigations.models import Credential, Host
+from investigations.selectors import credentials_for_user, hosts_for_user
+from investigations.services.inventory import (
+    credential_create,
+    credential_delete,
+    host_create,
+    host_delete,
+    host_update,
+)
+
+router = Router(tags=["inventory"])
+ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+
+
+@router.get("/credentials", response=list[CredentialOut])
+def credentials_list(request, team: Id | None = None):
+    credentials = credentials_for_user(user=request.user)
+    if team:
+        credentials = credentials.filter(team_id=team)
+    return credentials
+
+
+@router.post("/credentials", response={201: CredentialOut, **ERRORS})
+def credentials_create(request, payload: CredentialIn):
+    """Store an SSH private key, encrypted. The response names its fingerprint, never the key."""
+    team = team_for_user(request.user, payload.team, Role.RESPONDER)
+    credential = credential_create(
+        team=team,
+        user=request.user,
+        name=payload.name,
+        private_key=payload.private_key,
+        passphrase=payload.passphrase,
+    )
+    return 201, credential
+
+
+@router.delete("/credentials/{credential_id}", response={204: None, **ERRORS})
+def credentials_delete(request, credential_id: Id):
+    credential_delete(credential=credential_for_user(request.user, credential_id, Role.RESPONDER))
+    return 204, None
+
+
+def _related(model, field: str, pk: int | None, team_id: int):
+    """A credential or jump host of the same team by id, or None for none."""
+    if pk is None:
+        return None
+    obj = model.objects.filter(pk=pk, team_id=team_id).first()
+    if obj is None:
+        raise ValidationError({field: f"No such {field.replace('_', ' ')} in this team."})
+    return obj
+
+
+@router.get("/hosts", response=list[HostOut])
+def hosts_list(request, team: Id | None = None):
+    hosts = hosts_for_user(user=request.user)
+    if team:
+        hosts = hosts.filter(team_id=team)
+    return hosts
+
+
+@router.post("/hosts", response={201: HostOut, **ERRORS})
+def hosts_create(request, payload: HostIn):
+    team = team_for_user(request.user, payload.team, Role.RESPONDER)
+    host = host_create(
+        team=team,
+        name=payload.name,
+        address=payload.address,
+        port=payload.port,
+        username=payload.username,
+        credential=_related(Credential, "credential", payload.credential, team.pk),
+        jump_host=_related(Host, "jump_host", payload.jump_host, team.pk),
+    )
+    return 201, host
+
+
+@router.get("/hosts/{host_id}", response={200: HostOut, **ERRORS})
+def hosts_get(request, host_id: Id):
+    return host_for_user(request.user, host_id)
+
+
+@router.patch("/hosts/{host_id}", response={200: HostOut, **ERRORS})
+def hosts_patch(request, host_id: Id, payload: HostPatch):
+    host = host_for_user(request.user, host_id, Role.RESPONDER)
+    fields = payload.dict(exclude_unset=True)
+    if "credential" in fields:
+        fields["credential"] = _related(
+            Credential, "credential", fields["credential"], host.team_id
+        )
+    if "jump_host" in fields:
+        fields["jump_host"] = _related(Host, "jump_host", fields["jump_host"], host.team_id)
+    nulls = [
+        f for f in ["name", "address", "port", "username"] if f in fields and fields[f] is None
+    ]
+    if nulls:
+        raise ValidationError({f: "This field cannot be null." for f in nulls})
+    return host_update(host=host, **fields)
+
+
+@router.delete("/hosts/{host_id}", response={204: None, **ERRORS})
+def hosts_delete(request, host_id: Id):
+    host_delete(host=host_for_user(request.user, host_id, Role.RESPONDER))
+    return 204, None

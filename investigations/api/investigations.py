@@ -1,0 +1,186 @@
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
+from ninja import Query, Router, Schema
+from ninja.pagination import LimitOffsetPagination, paginate
+
+from investigations.access import host_for_user, investigation_for_user, team_for_user
+from investigations.api.schemas import (
+    ErrorOut,
+    EventIn,
+    EventOut,
+    Id,
+    InvestigationIn,
+    InvestigationOut,
+    InvestigationPatch,
+    MemberIn,
+    MemberOut,
+    SeverityValue,
+    SideOut,
+    SidePatch,
+    StatusValue,
+)
+from investigations.choices import EventKind, Role
+from investigations.filters import InvestigationFilter
+from investigations.models import Investigation
+from investigations.selectors import investigation_list, timeline_events
+from investigations.services.inventory import member_add, member_remove
+from investigations.services.investigations import (
+    investigation_create,
+    investigation_set_status,
+    investigation_update,
+    side_update,
+)
+from investigations.services.timeline import timeline_entry_add
+
+User = get_user_model()
+router = Router(tags=["investigations"])
+ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+
+
+def _lead(username: str | None, team_id: int):
+    if username is None:
+        return None
+    user = User.objects.filter(username=username, memberships__team_id=team_id).first()
+    if user is None:
+        raise ValidationError({"lead": f"{username!r} is not a member of the team."})
+    return user
+
+
+class InvestigationQuery(Schema):
+    q: str | None = None
+    team: Id | None = None
+    status: StatusValue | None = None
+    severity: SeverityValue | None = None
+    tag: str | None = None
+
+
+@router.get("/investigations", response=list[InvestigationOut])
+@paginate(LimitOffsetPagination)
+def investigations_list(request, filters: Query[InvestigationQuery]):
+    """The investigations of the caller's teams, newest first, as {"items": [...], "count": N}."""
+    form = InvestigationFilter({k: v for k, v in filters.dict().items() if v is not None})
+    investigations = investigation_list(user=request.user).prefetch_related("sides")
+    return form.apply(investigations) if form.is_valid() else investigations
+
+
+def _loaded(investigation: Investigation) -> Investigation:
+    """The row again with what InvestigationOut reads."""
+    return (
+        Investigation.objects.select_related("lead")
+        .prefetch_related("tags", "sides")
+        .get(pk=investigation.pk)
+    )
+
+
+@router.post("/investigations", response={201: InvestigationOut, **ERRORS})
+def investigations_create(request, payload: InvestigationIn):
+    team = team_for_user(request.user, payload.team, Role.RESPONDER)
+    fields = payload.dict(exclude={"team", "title", "tags", "lead"})
+    if payload.lead is not None:
+        fields["lead"] = _lead(payload.lead, team.pk)
+    investigation = investigation_create(
+        team=team, user=request.user, title=payload.title, tags=payload.tags, **fields
+    )
+    return 201, _loaded(investigation)
+
+
+@router.get("/investigations/{investigation_id}", response={200: InvestigationOut, **ERRORS})
+def investigations_get(request, investigation_id: Id):
+    return _loaded(investigation_for_user(request.user, investigation_id))
+
+
+@router.patch("/investigations/{investigation_id}", response={200: InvestigationOut, **ERRORS})
+def investigations_patch(request, investigation_id: Id, payload: InvestigationPatch):
+    """Change fields (send only those to change) and/or move the status."""
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    fields = payload.dict(exclude_unset=True)
+    status = fields.pop("status", None)
+    tags = fields.pop("tags", None)
+    if "lead" in fields:
+        fields["lead"] = _lead(fields["lead"], investigation.team_id)
+    for name in ["title", "severity", "symptom_direction"]:
+        if name in fields and fields[name] is None:
+            raise ValidationError({name: "This field cannot be null."})
+    for name in ["symptom_metric", "symptom_unit", "symptom_load", "notes"]:
+        if name in fields and fields[name] is None:
+            fields[name] = ""
+    if fields or tags is not None:
+        investigation = investigation_update(
+            investigation=investigation, user=request.user, tags=tags, **fields
+        )
+    if status is not None and status != investigation.status:
+        investigation = investigation_set_status(
+            investigation=investigation, user=request.user, status=status
+        )
+    return _loaded(investigation)
+
+
+@router.patch("/investigations/{investigation_id}/sides/{key}", response={200: SideOut, **ERRORS})
+def sides_patch(request, investigation_id: Id, key: str, payload: SidePatch):
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    side = get_object_or_404(investigation.sides, key=key)
+    side = side_update(
+        side=side,
+        user=request.user,
+        label=payload.label if payload.label is not None else side.label,
+        kind=payload.kind or side.kind,
+    )
+    return side
+
+
+@router.get("/investigations/{investigation_id}/members", response={200: list[MemberOut], **ERRORS})
+def members_list(request, investigation_id: Id):
+    investigation = investigation_for_user(request.user, investigation_id)
+    members = investigation.members.select_related("host", "side")
+    return members
+
+
+@router.post("/investigations/{investigation_id}/members", response={201: MemberOut, **ERRORS})
+def members_add(request, investigation_id: Id, payload: MemberIn):
+    """Place an inventory host on side a or b with a role."""
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    host = host_for_user(request.user, payload.host)
+    member = member_add(
+        investigation=investigation,
+        user=request.user,
+        host=host,
+        side_key=payload.side,
+        role=payload.role,
+    )
+    return 201, member
+
+
+@router.delete(
+    "/investigations/{investigation_id}/members/{member_id}", response={204: None, **ERRORS}
+)
+def members_remove(request, investigation_id: Id, member_id: Id):
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    member = get_object_or_404(investigation.members, pk=member_id)
+    member_remove(member=member, user=request.user)
+    return 204, None
+
+
+@router.get("/investigations/{investigation_id}/timeline", response=list[EventOut])
+@paginate(LimitOffsetPagination)
+def timeline_list(request, investigation_id: Id, kind: str = ""):
+    """Events in time order (oldest first), optionally of one kind."""
+    investigation = investigation_for_user(request.user, investigation_id)
+    if kind and kind not in EventKind.values:
+        raise ValidationError({"kind": f"Choose one of: {', '.join(EventKind.values)}."})
+    return timeline_events(investigation=investigation, kind=kind)
+
+
+@router.post("/investigations/{investigation_id}/timeline", response={201: EventOut, **ERRORS})
+def timeline_add(request, investigation_id: Id, payload: EventIn):
+    """Add a note or an action; `occurred_at` may lie in the past."""
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    event = timeline_entry_add(
+        investigation=investigation,
+        user=request.user,
+        kind=payload.kind,
+        action=payload.action,
+        occurred_at=payload.occurred_at,
+        summary=payload.summary,
+    )
+    return 201, event

@@ -1,0 +1,95 @@
+"""The JSON API: /api/, schema at /api/openapi.json, interactive docs at /api/docs."""
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest
+from ninja import NinjaAPI
+from ninja.errors import AuthenticationError
+from ninja.errors import ValidationError as InputError
+from ninja.security import HttpBearer
+
+from investigations.services.tokens import api_token_authenticate
+
+
+class BearerToken(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str):
+        user = api_token_authenticate(token) if token else None
+        if user is not None:
+            request.user = user
+        return user
+
+
+api = NinjaAPI(
+    title="Perfcase API",
+    version="1",
+    description=(
+        "Investigations of 'A is slower than B'. Authenticate with "
+        "`POST /api/auth/token` and send `Authorization: Bearer <token>`."
+    ),
+    auth=BearerToken(),
+    urls_namespace="api",
+)
+
+
+def _error(request, status: int, detail: str, errors: list[dict] | None = None):
+    body = {"detail": detail}
+    if errors is not None:
+        body["errors"] = errors
+    return api.create_response(request, body, status=status)
+
+
+@api.exception_handler(InputError)
+def _input_error(request, exc: InputError):
+    errors = []
+    for item in exc.errors:
+        # loc is ("body", "payload", "title") or ("query", "limit"): name the field only.
+        loc = [
+            str(part)
+            for part in item.get("loc", ())
+            if part not in ("body", "payload", "query", "path")
+        ]
+        errors.append(
+            {"field": ".".join(loc) or None, "message": item.get("msg", "Invalid value.")}
+        )
+    return _error(request, 422, "The request is not valid.", errors)
+
+
+@api.exception_handler(ValidationError)
+def _rule_error(request, exc: ValidationError):
+    if hasattr(exc, "error_dict"):
+        errors = [
+            {"field": None if field == "__all__" else field, "message": message}
+            for field, messages in exc.message_dict.items()
+            for message in messages
+        ]
+    else:
+        errors = [{"field": None, "message": message} for message in exc.messages]
+    return _error(
+        request,
+        400,
+        errors[0]["message"] if len(errors) == 1 else "The request is not valid.",
+        errors,
+    )
+
+
+@api.exception_handler(PermissionDenied)
+def _forbidden(request, exc: PermissionDenied):
+    return _error(request, 403, str(exc) or "You may not do this.")
+
+
+@api.exception_handler(Http404)
+def _not_found(request, exc: Http404):
+    return _error(request, 404, "Not found.")
+
+
+@api.exception_handler(AuthenticationError)
+def _unauthorised(request, exc: AuthenticationError):
+    return _error(
+        request, 401, "Authenticate: send 'Authorization: Bearer <token>' (POST /api/auth/token)."
+    )
+
+
+from investigations.api import accounts, inventory, investigations  # noqa: E402
+
+api.add_router("", accounts.router)
+api.add_router("", investigations.router)
+api.add_router("", inventory.router)

@@ -1,0 +1,139 @@
+"""Every set of choices in one place, each with the colour its badge has in the UI.
+
+Badges are rendered by the `badge` template tag from `colour`; nothing else picks colours.
+"""
+
+from django.db import models
+
+
+class ColouredChoices(models.TextChoices):
+    @classmethod
+    def colour(cls, value: str) -> str:
+        return cls._colours().get(value, "grey")
+
+    @classmethod
+    def _colours(cls) -> dict[str, str]:
+        return {}
+
+
+class Role(ColouredChoices):
+    VIEWER = "viewer", "Viewer"
+    RESPONDER = "responder", "Responder"
+    LEAD = "lead", "Lead"
+
+    @classmethod
+    def rank(cls, value: str) -> int:
+        return [cls.VIEWER, cls.RESPONDER, cls.LEAD].index(value)
+
+    @classmethod
+    def _colours(cls):
+        return {cls.VIEWER: "grey", cls.RESPONDER: "blue", cls.LEAD: "purple"}
+
+
+class Status(ColouredChoices):
+    OPEN = "open", "Open"
+    MITIGATED = "mitigated", "Mitigated"
+    RESOLVED = "resolved", "Resolved"
+    CLOSED = "closed", "Closed"
+
+    @classmethod
+    def _colours(cls):
+        return {cls.OPEN: "red", cls.MITIGATED: "orange", cls.RESOLVED: "green", cls.CLOSED: "grey"}
+
+
+# Forward along the lifecycle (steps may be skipped), or back to open from anywhere.
+STATUS_ORDER = [Status.OPEN, Status.MITIGATED, Status.RESOLVED, Status.CLOSED]
+
+
+def allowed_status_moves(current: str) -> list[str]:
+    position = STATUS_ORDER.index(current)
+    forward = STATUS_ORDER[position + 1 :]
+    return forward if current == Status.OPEN else [Status.OPEN, *forward]
+
+
+class Severity(ColouredChoices):
+    SEV1 = "sev1", "SEV1 critical"
+    SEV2 = "sev2", "SEV2 major"
+    SEV3 = "sev3", "SEV3 minor"
+    SEV4 = "sev4", "SEV4 low"
+
+    @classmethod
+    def _colours(cls):
+        return {cls.SEV1: "red", cls.SEV2: "orange", cls.SEV3: "yellow", cls.SEV4: "grey"}
+
+
+class Direction(models.TextChoices):
+    LOWER_IS_BETTER = "lower", "Lower is better (latency, time)"
+    HIGHER_IS_BETTER = "higher", "Higher is better (throughput, QPS)"
+
+
+class SideKey(models.TextChoices):
+    A = "a", "A"
+    B = "b", "B"
+
+
+class SideKind(models.TextChoices):
+    BARE_METAL = "bare_metal", "Bare metal"
+    VM = "vm", "Virtual machine"
+    CONTAINER = "container", "Container"
+    MANAGED = "managed", "Managed service"
+    OTHER = "other", "Other"
+
+
+class HostRole(models.TextChoices):
+    LOAD_GENERATOR = "load_generator", "Load generator"
+    LOAD_BALANCER = "load_balancer", "Load balancer"
+    GATEWAY = "gateway", "Gateway"
+    SERVICE = "service", "Service"
+    DATABASE = "database", "Database"
+    CACHE = "cache", "Cache"
+    MESSAGE_QUEUE = "message_queue", "Message queue"
+    OTHER = "other", "Other"
+
+
+class EventKind(ColouredChoices):
+    NOTE = "note", "Note"
+    ACTION = "action", "Action"
+    STATUS = "status", "Status change"
+    CHANGE = "change", "Edit"
+    ENVIRONMENT = "environment", "Environment"
+
+    @classmethod
+    def _colours(cls):
+        return {
+            cls.NOTE: "grey",
+            cls.ACTION: "blue",
+            cls.STATUS: "purple",
+            cls.CHANGE: "grey",
+            cls.ENVIRONMENT: "teal",
+        }
+
+
+# The kinds a person writes by hand; the others are written by the services.
+MANUAL_EVENT_KINDS = [EventKind.NOTE, EventKind.ACTION]
+
+
+class ActionKind(models.TextChoices):
+    RATE_LIMIT = "rate_limit", "Rate limit"
+    RESTART = "restart", "Restart"
+    SCALE_OUT = "scale_out", "Scale out"
+    ROLLBACK = "rollback", "Roll back"
+    DEPLOY = "deploy", "Deploy"
+    FIX = "fix", "Fix"
+    OTHER = "other", "Other"
+
+
+class DeliveryStatus(ColouredChoices):
+    PENDING = "pending", "Pending"
+    SENDING = "sending", "Sending"
+    DELIVERED = "delivered", "Delivered"
+    FAILED = "failed", "Failed"
+
+    @classmethod
+    def _colours(cls):
+        return {
+            cls.PENDING: "grey",
+            cls.SENDING: "blue",
+            cls.DELIVERED: "green",
+            cls.FAILED: "red",
+        }

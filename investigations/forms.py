@@ -1,0 +1,176 @@
+"""Page forms check types and shapes; the services check the rules and say what is wrong."""
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from investigations.choices import (
+    MANUAL_EVENT_KINDS,
+    ActionKind,
+    Direction,
+    EventKind,
+    HostRole,
+    Role,
+    Severity,
+    SideKey,
+    SideKind,
+)
+from investigations.services.investigations import EDITABLE_FIELDS
+
+DATETIME_WIDGET = forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
+
+
+def attach_errors(form: forms.Form, error: ValidationError) -> None:
+    """Put a service's errors on the form fields they name, the rest on the form itself."""
+    if not hasattr(error, "error_dict"):
+        form.add_error(None, error)
+        return
+    for field, messages in error.message_dict.items():
+        form.add_error(field if field in form.fields else None, messages)
+
+
+def _datetime_field(label: str) -> forms.DateTimeField:
+    return forms.DateTimeField(required=False, label=label, widget=DATETIME_WIDGET)
+
+
+class InvestigationForm(forms.Form):
+    title = forms.CharField(widget=forms.TextInput(attrs={"autofocus": True}))
+    severity = forms.ChoiceField(choices=Severity.choices, initial=Severity.SEV3)
+    tags = forms.CharField(required=False, help_text="Comma-separated, e.g. cpu, kernel, tls")
+    symptom_metric = forms.CharField(
+        required=False, label="Metric", help_text="e.g. average latency, TPS, p99"
+    )
+    symptom_unit = forms.CharField(required=False, label="Unit", max_length=64)
+    symptom_load = forms.CharField(
+        required=False, label="Under what load", help_text="e.g. 500 concurrent users"
+    )
+    symptom_value_a = forms.FloatField(required=False, label="Value on side A")
+    symptom_value_b = forms.FloatField(required=False, label="Value on side B")
+    symptom_direction = forms.ChoiceField(
+        choices=Direction.choices, initial=Direction.LOWER_IS_BETTER, label="Direction"
+    )
+    started_at = _datetime_field("Impact started")
+    detected_at = _datetime_field("Detected")
+    mitigated_at = _datetime_field("Mitigated")
+    resolved_at = _datetime_field("Resolved")
+    lead = forms.ModelChoiceField(queryset=None, required=False)
+    notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}))
+
+    def __init__(self, *args, members, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["lead"].queryset = members
+        self.fields["lead"].label_from_instance = lambda user: user.get_username()
+
+    def service_fields(self) -> dict:
+        """The cleaned values as investigation_create/update take them."""
+        fields = {name: self.cleaned_data[name] for name in EDITABLE_FIELDS}
+        for name in ["symptom_metric", "symptom_unit", "symptom_load", "notes"]:
+            fields[name] = fields[name] or ""
+        return fields
+
+
+class InvestigationCreateForm(InvestigationForm):
+    team = forms.ModelChoiceField(queryset=None, empty_label=None)
+    side_a_label = forms.CharField(label="Side A label", initial="A", help_text="e.g. ours, VM")
+    side_a_kind = forms.ChoiceField(label="Side A kind", choices=SideKind.choices)
+    side_b_label = forms.CharField(label="Side B label", initial="B", help_text="e.g. theirs")
+    side_b_kind = forms.ChoiceField(label="Side B kind", choices=SideKind.choices)
+
+    field_order = ["team", "title"]
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+
+
+class StatusForm(forms.Form):
+    status = forms.CharField()
+
+
+class SideForm(forms.Form):
+    label = forms.CharField()
+    kind = forms.ChoiceField(choices=SideKind.choices)
+
+
+class TimelineEntryForm(forms.Form):
+    kind = forms.ChoiceField(
+        choices=[(k, EventKind(k).label) for k in MANUAL_EVENT_KINDS], initial=EventKind.NOTE
+    )
+    action = forms.ChoiceField(required=False, choices=[("", "—"), *ActionKind.choices])
+    occurred_at = forms.DateTimeField(
+        required=False, label="When", widget=DATETIME_WIDGET, help_text="Empty means now"
+    )
+    summary = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), label="What happened")
+
+
+class MemberForm(forms.Form):
+    host = forms.ModelChoiceField(queryset=None)
+    side = forms.ChoiceField(choices=SideKey.choices)
+    role = forms.ChoiceField(choices=HostRole.choices, initial=HostRole.SERVICE)
+
+    def __init__(self, *args, hosts, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["host"].queryset = hosts
+
+
+class TeamForm(forms.Form):
+    name = forms.CharField()
+
+
+class MembershipAddForm(forms.Form):
+    username = forms.CharField()
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.RESPONDER)
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices)
+
+
+class WebhookForm(forms.Form):
+    webhook_url = forms.CharField(
+        required=False, label="Webhook URL", help_text="Slack-compatible; empty turns it off"
+    )
+
+
+class CredentialForm(forms.Form):
+    team = forms.ModelChoiceField(queryset=None, empty_label=None)
+    name = forms.CharField()
+    private_key = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8, "spellcheck": "false", "autocomplete": "off"}),
+        strip=False,
+        help_text="OpenSSH or PEM; ed25519, ECDSA or RSA. It is never shown again.",
+    )
+    passphrase = forms.CharField(
+        required=False, strip=False, widget=forms.PasswordInput(attrs={"autocomplete": "off"})
+    )
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+
+
+class HostForm(forms.Form):
+    name = forms.CharField()
+    address = forms.CharField(help_text="Host name, IPv4 or IPv6 address")
+    port = forms.IntegerField(initial=22, min_value=1, max_value=65535)
+    username = forms.CharField()
+    credential = forms.ModelChoiceField(queryset=None, required=False)
+    jump_host = forms.ModelChoiceField(queryset=None, required=False)
+
+    def __init__(self, *args, credentials, jump_hosts, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["credential"].queryset = credentials
+        self.fields["jump_host"].queryset = jump_hosts
+
+
+class HostCreateForm(HostForm):
+    team = forms.ModelChoiceField(queryset=None, empty_label=None)
+
+    field_order = ["team"]
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+
+
+class ApiTokenForm(forms.Form):
+    name = forms.CharField(help_text="What will use it, e.g. 'CI pipeline'")

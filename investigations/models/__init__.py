@@ -1,0 +1,19 @@
+from investigations.models.inventory import Credential, EnvironmentMember, Host
+from investigations.models.investigations import Investigation, Side, Tag
+from investigations.models.teams import ApiToken, Membership, Team
+from investigations.models.timeline import TimelineEvent
+from investigations.models.webhooks import WebhookDelivery
+
+__all__ = [
+    "ApiToken",
+    "Credential",
+    "EnvironmentMember",
+    "Host",
+    "Investigation",
+    "Membership",
+    "Side",
+    "Tag",
+    "Team",
+    "TimelineEvent",
+    "WebhookDelivery",
+]

@@ -1,0 +1,285 @@
+from datetime import datetime
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from investigations.access import role_in_team
+from investigations.choices import (
+    EventKind,
+    Role,
+    SideKey,
+    SideKind,
+    Status,
+    allowed_status_moves,
+)
+from investigations.models import Investigation, Side, Tag, Team
+from investigations.services.timeline import FUTURE_TOLERANCE, timeline_event_log
+
+User = get_user_model()
+
+MAX_TEXT_CHARS = 10_000
+MAX_NOTES_CHARS = 100_000
+MAX_TAG_CHARS = 64
+MAX_TAGS = 20
+
+# The four times in the order they must happen.
+TIME_FIELDS = ["started_at", "detected_at", "mitigated_at", "resolved_at"]
+TIME_LABELS = {
+    "started_at": "Started",
+    "detected_at": "Detected",
+    "mitigated_at": "Mitigated",
+    "resolved_at": "Resolved",
+}
+
+# Fields a person may edit with investigation_update; status has its own service.
+EDITABLE_FIELDS = [
+    "title",
+    "severity",
+    "symptom_metric",
+    "symptom_unit",
+    "symptom_load",
+    "symptom_value_a",
+    "symptom_value_b",
+    "symptom_direction",
+    *TIME_FIELDS,
+    "lead",
+    "notes",
+]
+
+
+def normalise_tags(tags) -> list[str]:
+    """Tags from a list or a comma-separated string: trimmed, lower-case, unique, in order."""
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    names = []
+    for raw in tags:
+        name = " ".join(str(raw).split()).lower()
+        if not name or name in names:
+            continue
+        if len(name) > MAX_TAG_CHARS:
+            raise ValidationError({"tags": f"A tag has at most {MAX_TAG_CHARS} characters."})
+        names.append(name)
+    if len(names) > MAX_TAGS:
+        raise ValidationError({"tags": f"At most {MAX_TAGS} tags."})
+    return names
+
+
+def _check(investigation: Investigation) -> None:
+    errors = {}
+    if not investigation.title.strip():
+        errors["title"] = "Give the investigation a title."
+    for field in ["title", "symptom_metric", "symptom_load"]:
+        if len(getattr(investigation, field)) > MAX_TEXT_CHARS:
+            errors[field] = f"Keep it under {MAX_TEXT_CHARS:,} characters."
+    if len(investigation.notes) > MAX_NOTES_CHARS:
+        errors["notes"] = f"Keep it under {MAX_NOTES_CHARS:,} characters."
+    for field in ["symptom_value_a", "symptom_value_b"]:
+        value = getattr(investigation, field)
+        if value is not None and (value != value or value in (float("inf"), float("-inf"))):
+            errors[field] = "Enter a finite number."
+    errors.update(_time_order_errors(investigation))
+    if investigation.lead_id and role_in_team(investigation.lead, investigation.team_id) is None:
+        errors["lead"] = "The lead must be a member of the investigation's team."
+    try:
+        investigation.full_clean(exclude=["team", "created_by", "lead", "tags"])
+    except ValidationError as error:
+        for field, messages in error.message_dict.items():
+            errors.setdefault(field, messages)
+    if errors:
+        raise ValidationError(errors)
+
+
+def _time_order_errors(investigation: Investigation) -> dict[str, str]:
+    """Each time must not precede any earlier one in the lifecycle that is set."""
+    errors = {}
+    for position, later in enumerate(TIME_FIELDS):
+        later_value = getattr(investigation, later)
+        if later_value is None:
+            continue
+        if later_value > timezone.now() + FUTURE_TOLERANCE:
+            errors[later] = f"{TIME_LABELS[later]} lies in the future."
+            continue
+        for earlier in reversed(TIME_FIELDS[:position]):
+            earlier_value = getattr(investigation, earlier)
+            if earlier_value is not None:
+                if later_value < earlier_value:
+                    errors[later] = (
+                        f"{TIME_LABELS[later]} cannot be before "
+                        f"{TIME_LABELS[earlier].lower()} ({_fmt(earlier_value)})."
+                    )
+                break
+    return errors
+
+
+def _fmt(value: datetime) -> str:
+    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def _set_tags(investigation: Investigation, names: list[str]) -> None:
+    tags = []
+    for name in names:
+        tag, _ = Tag.objects.get_or_create(name=name)
+        tags.append(tag)
+    investigation.tags.set(tags)
+
+
+@transaction.atomic
+def investigation_create(
+    *,
+    team: Team,
+    user,
+    title: str,
+    tags=(),
+    side_a_label: str = "A",
+    side_a_kind: str = SideKind.OTHER,
+    side_b_label: str = "B",
+    side_b_kind: str = SideKind.OTHER,
+    **fields,
+) -> Investigation:
+    unknown = set(fields) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown fields: {sorted(unknown)}")
+    investigation = Investigation(team=team, title=title, created_by=user, **fields)
+    if investigation.lead_id is None and "lead" not in fields:
+        investigation.lead = user
+    _check(investigation)
+    sides = [
+        Side(key=SideKey.A, label=side_a_label, kind=side_a_kind),
+        Side(key=SideKey.B, label=side_b_label, kind=side_b_kind),
+    ]
+    errors = {}
+    for side in sides:
+        try:
+            _check_side(side)
+        except ValidationError as error:
+            for field, messages in error.message_dict.items():
+                errors[f"side_{side.key}_{field}"] = messages
+    tag_names = normalise_tags(tags)
+    if errors:
+        raise ValidationError(errors)
+    investigation.save()
+    for side in sides:
+        side.investigation = investigation
+        side.save()
+    _set_tags(investigation, tag_names)
+    timeline_event_log(
+        investigation=investigation,
+        kind=EventKind.STATUS,
+        summary=f"Investigation opened: {investigation.title}",
+        author=user,
+        details={"old": None, "new": Status.OPEN},
+    )
+    return investigation
+
+
+def _jsonable(value):
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, User):
+        return value.get_username()
+    return value
+
+
+@transaction.atomic
+def investigation_update(
+    *, investigation: Investigation, user, tags=None, **fields
+) -> Investigation:
+    """Change any editable fields; one timeline event lists every change with old and new."""
+    unknown = set(fields) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown fields: {sorted(unknown)}")
+    investigation = Investigation.objects.select_for_update().get(pk=investigation.pk)
+    changes = {}
+    for field, value in fields.items():
+        old = getattr(investigation, field)
+        if old != value:
+            changes[field] = [_jsonable(old), _jsonable(value)]
+            setattr(investigation, field, value)
+    _check(investigation)
+    if tags is not None:
+        new_tags = normalise_tags(tags)
+        old_tags = list(investigation.tags.values_list("name", flat=True))
+        if sorted(old_tags) != sorted(new_tags):
+            changes["tags"] = [old_tags, new_tags]
+            _set_tags(investigation, new_tags)
+    if not changes:
+        return investigation
+    investigation.save()
+    labels = ", ".join(
+        Investigation._meta.get_field(f).verbose_name if f != "tags" else "tags" for f in changes
+    )
+    timeline_event_log(
+        investigation=investigation,
+        kind=EventKind.CHANGE,
+        summary=f"Edited {labels}",
+        author=user,
+        details={"changes": changes},
+    )
+    return investigation
+
+
+@transaction.atomic
+def investigation_set_status(*, investigation: Investigation, user, status: str) -> Investigation:
+    investigation = Investigation.objects.select_for_update().get(pk=investigation.pk)
+    old = investigation.status
+    if status not in Status.values:
+        raise ValidationError({"status": f"Unknown status {status!r}."})
+    if status == old:
+        raise ValidationError(
+            {"status": f"The investigation is already {Status(old).label.lower()}."}
+        )
+    if status not in allowed_status_moves(old):
+        move = f"{Status(old).label.lower()} to {Status(status).label.lower()}"
+        raise ValidationError({"status": f"Cannot move from {move}."})
+    if status == Status.CLOSED and role_in_team(user, investigation.team_id) != Role.LEAD:
+        raise PermissionDenied("Only a team lead can close an investigation.")
+    now = timezone.now()
+    # Reaching a state stamps its time, unless someone already recorded one.
+    if status == Status.MITIGATED and not investigation.mitigated_at:
+        investigation.mitigated_at = now
+    if status in (Status.RESOLVED, Status.CLOSED) and not investigation.resolved_at:
+        investigation.resolved_at = now
+    investigation.status = status
+    _check(investigation)
+    investigation.save()
+    timeline_event_log(
+        investigation=investigation,
+        kind=EventKind.STATUS,
+        summary=f"Status: {Status(old).label} → {Status(status).label}",
+        author=user,
+        details={"old": old, "new": status},
+    )
+    return investigation
+
+
+def _check_side(side: Side) -> None:
+    errors = {}
+    if not side.label.strip():
+        errors["label"] = "Give the side a label, such as 'ours' or 'VM'."
+    elif len(side.label) > MAX_TEXT_CHARS:
+        errors["label"] = f"Keep it under {MAX_TEXT_CHARS:,} characters."
+    if side.kind not in SideKind.values:
+        errors["kind"] = f"Choose one of: {', '.join(SideKind.values)}."
+    if errors:
+        raise ValidationError(errors)
+
+
+@transaction.atomic
+def side_update(*, side: Side, user, label: str, kind: str) -> Side:
+    old = {"label": side.label, "kind": side.kind}
+    side.label, side.kind = label, kind
+    _check_side(side)
+    changes = {f: [old[f], getattr(side, f)] for f in old if old[f] != getattr(side, f)}
+    if not changes:
+        return side
+    side.save()
+    timeline_event_log(
+        investigation=side.investigation,
+        kind=EventKind.CHANGE,
+        summary=f"Side {side.key.upper()} is now {side.label} ({side.get_kind_display()})",
+        author=user,
+        details={"side": side.key, "changes": changes},
+    )
+    return side

@@ -1,0 +1,80 @@
+from urllib.parse import urlsplit
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from investigations.choices import Role
+from investigations.models import Membership, Team
+
+User = get_user_model()
+
+
+@transaction.atomic
+def team_create(*, user, name: str) -> Team:
+    """A new team, with its creator as its first lead."""
+    name = " ".join(name.split())
+    if not name:
+        raise ValidationError({"name": "Give the team a name."})
+    if len(name) > 200:
+        raise ValidationError({"name": "A team name has at most 200 characters."})
+    if Team.objects.filter(name__iexact=name).exists():
+        raise ValidationError({"name": "A team with this name already exists."})
+    team = Team.objects.create(name=name)
+    Membership.objects.create(team=team, user=user, role=Role.LEAD)
+    return team
+
+
+def _check_role(role: str) -> None:
+    if role not in Role.values:
+        raise ValidationError({"role": f"Choose one of: {', '.join(Role.values)}."})
+
+
+@transaction.atomic
+def membership_add(*, team: Team, username: str, role: str) -> Membership:
+    _check_role(role)
+    user = User.objects.filter(username=username.strip()).first()
+    if user is None:
+        raise ValidationError({"username": f"There is no user named {username.strip()!r}."})
+    if Membership.objects.filter(team=team, user=user).exists():
+        raise ValidationError({"username": "This user is already a member of the team."})
+    return Membership.objects.create(team=team, user=user, role=role)
+
+
+def _ensure_a_lead_remains(membership: Membership) -> None:
+    others = Membership.objects.filter(team_id=membership.team_id, role=Role.LEAD).exclude(
+        pk=membership.pk
+    )
+    if membership.role == Role.LEAD and not others.exists():
+        raise ValidationError(
+            {"role": "A team needs at least one lead; make someone else lead first."}
+        )
+
+
+@transaction.atomic
+def membership_set_role(*, membership: Membership, role: str) -> Membership:
+    _check_role(role)
+    if role != Role.LEAD:
+        _ensure_a_lead_remains(membership)
+    membership.role = role
+    membership.save(update_fields=["role"])
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, membership: Membership) -> None:
+    _ensure_a_lead_remains(membership)
+    membership.delete()
+
+
+def team_set_webhook(*, team: Team, webhook_url: str) -> Team:
+    url = webhook_url.strip()
+    if url:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValidationError({"webhook_url": "Enter an http:// or https:// URL."})
+        if len(url) > 2000:
+            raise ValidationError({"webhook_url": "A URL has at most 2000 characters."})
+    team.webhook_url = url
+    team.save(update_fields=["webhook_url"])
+    return team

@@ -1,0 +1,123 @@
+"""Slack-compatible notifications: a delivery row per message, sent by a Celery task."""
+
+import json
+import urllib.error
+import urllib.request
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.urls import reverse
+from django.utils import timezone
+
+from investigations.choices import DeliveryStatus, EventKind
+from investigations.models import Team, TimelineEvent, WebhookDelivery
+
+# A delivery left "sending" longer than this was lost with its worker and may be retried.
+STALE_CLAIM = timedelta(minutes=5)
+
+
+class WebhookError(Exception):
+    def __init__(self, message: str, *, transient: bool):
+        super().__init__(message)
+        self.transient = transient
+
+
+def _slack_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _event_payload(event: TimelineEvent) -> dict:
+    investigation = event.investigation
+    url = settings.BASE_URL + reverse("investigation_detail", args=[investigation.pk])
+    who = event.author.get_username() if event.author else "Perfcase"
+    what = event.summary[:1000]
+    if event.kind == EventKind.ACTION:
+        what = f"{event.get_action_display()}: {what}"
+    return {
+        "text": f"<{url}|{_slack_escape(investigation.title[:200])}> "
+        f"{_slack_escape(what)} ({_slack_escape(who)})"
+    }
+
+
+def _enqueue(delivery: WebhookDelivery) -> WebhookDelivery:
+    from investigations.tasks import webhook_deliver
+
+    transaction.on_commit(lambda: webhook_deliver.delay(delivery.pk))
+    return delivery
+
+
+def webhook_notify(*, event: TimelineEvent) -> WebhookDelivery | None:
+    team = event.investigation.team
+    if not team.webhook_url:
+        return None
+    delivery = WebhookDelivery.objects.create(
+        team=team, event=event, url=team.webhook_url, payload=_event_payload(event)
+    )
+    return _enqueue(delivery)
+
+
+def webhook_send_test(*, team: Team, user) -> WebhookDelivery:
+    delivery = WebhookDelivery.objects.create(
+        team=team,
+        url=team.webhook_url,
+        payload={
+            "text": f"Test message from Perfcase for team {_slack_escape(team.name)} "
+            f"({_slack_escape(user.get_username())})"
+        },
+    )
+    return _enqueue(delivery)
+
+
+def _post_json(url: str, payload: dict) -> None:
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(payload).encode(),
+        headers={"Content-Type": "application/json", "User-Agent": "Perfcase webhook"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:
+            response.read(4096)
+    except urllib.error.HTTPError as error:
+        transient = error.code >= 500 or error.code == 429
+        raise WebhookError(f"HTTP {error.code} {error.reason}", transient=transient) from None
+    except urllib.error.URLError as error:
+        raise WebhookError(f"Cannot reach the webhook: {error.reason}", transient=True) from None
+    except (TimeoutError, OSError) as error:
+        raise WebhookError(f"Cannot reach the webhook: {error}", transient=True) from None
+
+
+def webhook_attempt(*, delivery_id: int, final: bool) -> bool:
+    """Send one delivery once. Returns True when it failed in a way worth retrying."""
+    now = timezone.now()
+    claimed = (
+        WebhookDelivery.objects.filter(pk=delivery_id)
+        .filter(
+            Q(status=DeliveryStatus.PENDING)
+            | Q(status=DeliveryStatus.SENDING, claimed_at__lt=now - STALE_CLAIM)
+        )
+        .update(status=DeliveryStatus.SENDING, claimed_at=now, attempts=F("attempts") + 1)
+    )
+    if not claimed:
+        return False  # delivered, failed, or in another worker's hands
+    delivery = WebhookDelivery.objects.get(pk=delivery_id)
+    try:
+        _post_json(delivery.url, delivery.payload)
+    except WebhookError as error:
+        retry = error.transient and not final
+        webhook_record_failure(delivery_id=delivery_id, error=str(error), final=not retry)
+        return retry
+    WebhookDelivery.objects.filter(pk=delivery_id).update(
+        status=DeliveryStatus.DELIVERED, last_error="", finished_at=timezone.now()
+    )
+    return False
+
+
+def webhook_record_failure(*, delivery_id: int, error: str, final: bool) -> None:
+    WebhookDelivery.objects.filter(pk=delivery_id).update(
+        status=DeliveryStatus.FAILED if final else DeliveryStatus.PENDING,
+        last_error=error[:2000],
+        finished_at=timezone.now() if final else None,
+    )

@@ -1,0 +1,159 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from investigations.access import credential_for_user, host_for_user
+from investigations.choices import Role
+from investigations.forms import CredentialForm, HostCreateForm, HostForm, attach_errors
+from investigations.models import Credential, Host
+from investigations.selectors import (
+    credentials_for_user,
+    hosts_for_user,
+    teams_for_user,
+    teams_with_role,
+)
+from investigations.services.inventory import (
+    credential_create,
+    credential_delete,
+    host_create,
+    host_delete,
+    host_update,
+)
+from investigations.views.pages import paginate
+
+WRITERS = [Role.RESPONDER, Role.LEAD]
+
+
+def _writable_teams(user):
+    return teams_with_role(user, WRITERS)
+
+
+def _host_choices(user, team=None):
+    writable = _writable_teams(user)
+    credentials = Credential.objects.filter(team__in=writable).select_related("team")
+    jump_hosts = Host.objects.filter(team__in=writable).select_related("team")
+    if team is not None:
+        credentials, jump_hosts = credentials.filter(team=team), jump_hosts.filter(team=team)
+    return {"credentials": credentials, "jump_hosts": jump_hosts}
+
+
+@login_required
+def host_list(request: HttpRequest) -> HttpResponse:
+    teams = teams_for_user(request.user)
+    writable = _writable_teams(request.user)
+    team_id = request.GET.get("team", "")
+    hosts = hosts_for_user(user=request.user)
+    if team_id.isdigit():
+        hosts = hosts.filter(team_id=int(team_id))
+    form = HostCreateForm(request.POST or None, teams=writable, **_host_choices(request.user))
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        try:
+            host = host_create(**data)
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            messages.success(request, f"Host {host.name} added.")
+            return redirect("host_list")
+    return render(
+        request,
+        "investigations/host_list.html",
+        {
+            "page": paginate(request, hosts),
+            "teams": teams,
+            "team_id": team_id,
+            "form": form if writable.exists() else None,
+        },
+    )
+
+
+@login_required
+def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    host = host_for_user(request.user, pk)
+    can_write = Role.rank(host.user_role) >= Role.rank(Role.RESPONDER)
+    initial = {
+        "name": host.name,
+        "address": host.address,
+        "port": host.port,
+        "username": host.username,
+        "credential": host.credential,
+        "jump_host": host.jump_host,
+    }
+    choices = _host_choices(request.user, host.team)
+    choices["jump_hosts"] = choices["jump_hosts"].exclude(pk=host.pk)
+    form = HostForm(request.POST or None, initial=initial, **choices)
+    if request.method == "POST":
+        host = host_for_user(request.user, pk, Role.RESPONDER)
+        if form.is_valid():
+            try:
+                host_update(host=host, **form.cleaned_data)
+            except ValidationError as error:
+                attach_errors(form, error)
+            else:
+                messages.success(request, "Host saved.")
+                return redirect("host_detail", pk=host.pk)
+    placements = host.placements.select_related("investigation", "side")
+    return render(
+        request,
+        "investigations/host_detail.html",
+        {"host": host, "form": form, "can_write": can_write, "placements": placements},
+    )
+
+
+@require_POST
+@login_required
+def host_remove(request: HttpRequest, pk: int) -> HttpResponse:
+    host = host_for_user(request.user, pk, Role.RESPONDER)
+    try:
+        host_delete(host=host)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect("host_detail", pk=host.pk)
+    messages.success(request, f"Host {host.name} deleted.")
+    return redirect("host_list")
+
+
+@login_required
+def credential_list(request: HttpRequest) -> HttpResponse:
+    writable = _writable_teams(request.user)
+    form = CredentialForm(request.POST or None, teams=writable)
+    if request.method == "POST" and form.is_valid():
+        try:
+            credential = credential_create(user=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            messages.success(
+                request, f"Credential {credential.name} saved ({credential.fingerprint})."
+            )
+            return redirect("credential_list")
+    if form.is_bound:
+        # Never send a secret back to the browser, even into a form with errors.
+        form.data = form.data.copy()
+        form.data["private_key"] = ""
+        form.data["passphrase"] = ""
+    credentials = credentials_for_user(user=request.user).select_related("created_by")
+    return render(
+        request,
+        "investigations/credential_list.html",
+        {
+            "page": paginate(request, credentials),
+            "form": form if writable.exists() else None,
+        },
+    )
+
+
+@require_POST
+@login_required
+def credential_remove(request: HttpRequest, pk: int) -> HttpResponse:
+    credential = credential_for_user(request.user, pk, Role.RESPONDER)
+    try:
+        credential_delete(credential=credential)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, f"Credential {credential.name} deleted.")
+    return redirect("credential_list")

@@ -1,0 +1,104 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from investigations.access import membership_for_lead, team_for_user
+from investigations.choices import Role
+from investigations.forms import MembershipAddForm, RoleForm, TeamForm, WebhookForm, attach_errors
+from investigations.models import Membership
+from investigations.selectors import recent_deliveries, team_members
+from investigations.services.teams import (
+    membership_add,
+    membership_remove,
+    membership_set_role,
+    team_create,
+    team_set_webhook,
+)
+from investigations.services.webhooks import webhook_send_test
+
+
+@login_required
+def team_list(request: HttpRequest) -> HttpResponse:
+    form = TeamForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            team = team_create(user=request.user, name=form.cleaned_data["name"])
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            return redirect("team_detail", pk=team.pk)
+    memberships = Membership.objects.filter(user=request.user).select_related("team")
+    return render(
+        request,
+        "investigations/team_list.html",
+        {"memberships": memberships.order_by("team__name"), "form": form},
+    )
+
+
+@login_required
+def team_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    team = team_for_user(request.user, pk)
+    is_lead = team.user_role == Role.LEAD
+    add_form = MembershipAddForm(request.POST or None) if is_lead else None
+    if request.method == "POST":
+        team = team_for_user(request.user, pk, Role.LEAD)
+        if add_form.is_valid():
+            try:
+                membership_add(team=team, **add_form.cleaned_data)
+            except ValidationError as error:
+                attach_errors(add_form, error)
+            else:
+                return redirect("team_detail", pk=team.pk)
+    return render(
+        request,
+        "investigations/team_detail.html",
+        {
+            "team": team,
+            "is_lead": is_lead,
+            "members": team_members(team=team),
+            "roles": Role.choices,
+            "add_form": add_form,
+            "webhook_form": WebhookForm(initial={"webhook_url": team.webhook_url}),
+            "deliveries": recent_deliveries(team=team),
+        },
+    )
+
+
+@require_POST
+@login_required
+def membership_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    membership = membership_for_lead(request.user, pk)
+    try:
+        if request.POST.get("remove"):
+            membership_remove(membership=membership)
+        else:
+            form = RoleForm(request.POST)
+            if form.is_valid():
+                membership_set_role(membership=membership, role=form.cleaned_data["role"])
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    return redirect("team_detail", pk=membership.team_id)
+
+
+@require_POST
+@login_required
+def team_webhook(request: HttpRequest, pk: int) -> HttpResponse:
+    team = team_for_user(request.user, pk, Role.LEAD)
+    if request.POST.get("test"):
+        if team.webhook_url:
+            webhook_send_test(team=team, user=request.user)
+            messages.info(request, "A test message is on its way; its outcome shows below.")
+        else:
+            messages.error(request, "Set a webhook URL first.")
+        return redirect("team_detail", pk=team.pk)
+    form = WebhookForm(request.POST)
+    if form.is_valid():
+        try:
+            team_set_webhook(team=team, webhook_url=form.cleaned_data["webhook_url"])
+            messages.success(request, "Webhook saved.")
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+    return redirect("team_detail", pk=team.pk)

@@ -1,0 +1,83 @@
+from django.conf import settings
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_http_methods
+
+from investigations.access import investigation_for_user
+from investigations.choices import EventKind, Role
+from investigations.forms import TimelineEntryForm, attach_errors
+from investigations.selectors import timeline_events, timeline_version
+from investigations.services.timeline import timeline_entry_add
+from investigations.views.pages import wants_partial
+
+
+def timeline_context(request: HttpRequest, investigation, *, kind: str | None = None) -> dict:
+    if kind is None:
+        kind = request.GET.get("kind", "")
+    kind = kind if kind in EventKind.values else ""
+    return {
+        "investigation": investigation,
+        "events": timeline_events(investigation=investigation, kind=kind),
+        "kind": kind,
+        "kinds": EventKind.choices,
+        "version": timeline_version(investigation=investigation),
+        "poll_ms": settings.TIMELINE_POLL_MS,
+    }
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def timeline(request: HttpRequest, pk: int) -> HttpResponse:
+    """GET: the event list (htmx polls it; 204 while nothing changed). POST: add an entry."""
+    if request.method == "POST":
+        return _timeline_add(request, pk)
+    investigation = investigation_for_user(request.user, pk)
+    if not wants_partial(request):
+        url = reverse("investigation_detail", args=[pk])
+        kind = request.GET.get("kind", "")
+        return redirect(f"{url}?kind={kind}#timeline" if kind in EventKind.values else url)
+    if request.GET.get("v") == timeline_version(investigation=investigation):
+        response = HttpResponse(status=204)
+    else:
+        response = render(
+            request, "investigations/_timeline_list.html", timeline_context(request, investigation)
+        )
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _timeline_add(request: HttpRequest, pk: int) -> HttpResponse:
+    investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
+    form = TimelineEntryForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            timeline_entry_add(
+                investigation=investigation,
+                user=request.user,
+                kind=data["kind"],
+                action=data["action"] if data["kind"] == EventKind.ACTION else "",
+                occurred_at=data["occurred_at"],
+                summary=data["summary"],
+            )
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            form = TimelineEntryForm(initial={"kind": data["kind"]})
+    if wants_partial(request):
+        context = timeline_context(request, investigation, kind=request.POST.get("filter_kind"))
+        context.update({"entry_form": form, "oob": True})
+        return render(request, "investigations/_timeline_form.html", context)
+    if form.errors:
+        # Without JavaScript: the form again on its own page, with what was typed.
+        return render(
+            request,
+            "investigations/timeline_entry.html",
+            {"investigation": investigation, "entry_form": form},
+            status=400,
+        )
+    return redirect(reverse("investigation_detail", args=[pk]) + "#timeline")

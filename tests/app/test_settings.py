@@ -1,0 +1,83 @@
+"""Production settings: `check --deploy` is clean, and bad values fail loudly at start-up."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography.fernet import Fernet
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+PRODUCTION = {
+    "PERFCASE_DEBUG": "0",
+    "PERFCASE_SECRET_KEY": "n6Qx-3vS0Zp1rUe9mW4yBq7cJk2hTfL8aD5gXoVbNsYiRwPjEuCzHlMtKdGq",
+    "PERFCASE_ALLOWED_HOSTS": "perfcase.example.org",
+    "PERFCASE_CREDENTIAL_KEYS": Fernet.generate_key().decode(),
+    "PERFCASE_HSTS_SECONDS": "31536000",
+    "PERFCASE_HSTS_INCLUDE_SUBDOMAINS": "1",
+    "PERFCASE_HSTS_PRELOAD": "1",
+}
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("PERFCASE_")}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**base, "PERFCASE_VAR_DIR": str(ROOT / "var" / "settings-test"), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_check_deploy_says_nothing_with_production_settings():
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **PRODUCTION)
+
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def test_check_deploy_names_what_is_left_to_set():
+    env = {**PRODUCTION, "PERFCASE_HSTS_SECONDS": "0"}
+
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **env)
+
+    assert result.returncode != 0
+    assert "security.W004" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"PERFCASE_SECRET_KEY": ""}, "PERFCASE_SECRET_KEY"),
+        ({"PERFCASE_CREDENTIAL_KEYS": ""}, "PERFCASE_CREDENTIAL_KEYS"),
+        ({"PERFCASE_ALLOWED_HOSTS": ""}, "PERFCASE_ALLOWED_HOSTS"),
+        ({"PERFCASE_HSTS_SECONDS": "a year"}, "PERFCASE_HSTS_SECONDS must be an integer"),
+        ({"PERFCASE_DEBUG": "maybe"}, "PERFCASE_DEBUG must be a boolean"),
+        ({"PERFCASE_BASE_URL": "ftp://x"}, "PERFCASE_BASE_URL"),
+    ],
+)
+def test_bad_or_missing_production_values_stop_the_start(env, message):
+    settings = {**PRODUCTION, **env}
+    settings = {k: v for k, v in settings.items() if v != ""}
+
+    result = manage("check", **settings)
+
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert message in result.stderr
+
+
+def test_a_credential_key_that_is_not_a_fernet_key_is_refused():
+    result = manage(
+        "shell",
+        "-c",
+        "from investigations.vault import seal; seal('x')",
+        **{**PRODUCTION, "PERFCASE_CREDENTIAL_KEYS": "not-a-key"},
+    )
+
+    assert result.returncode != 0
+    assert "PERFCASE_CREDENTIAL_KEYS must hold Fernet keys" in result.stderr

@@ -1,0 +1,207 @@
+"""Shared fixtures: personas (lead, member, viewer, outsider), API clients, a real Celery worker."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from investigations.choices import Role
+from investigations.models import Membership
+from investigations.services.investigations import investigation_create
+from investigations.services.teams import team_create
+from investigations.services.tokens import api_token_create
+
+PASSWORD = "correct-horse-battery-staple"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+
+# Strings that have broken other apps: markup, quotes, shell syntax, CJK, emoji, length.
+HOSTILE_STRINGS = [
+    '<script>alert("x")</script><img src=x onerror=alert(1)>',
+    "'; DROP TABLE investigations_investigation; --",
+    '"$(rm -rf /)" `reboot` && echo pwned | sh; $HOME %s %n {{ 7*7 }}',
+    "容器性能不如虚拟机：TPS 差一倍",
+    "🔥🐢 slow side 👩‍💻",
+    "x" * 10_000,
+]
+
+
+@dataclass
+class Personas:
+    team: object
+    lead: object
+    member: object
+    viewer: object
+    outsider: object
+    investigation: object
+
+    def client(self, user) -> Client:
+        client = Client()
+        client.force_login(user)
+        return client
+
+
+def make_user(username: str):
+    return get_user_model().objects.create_user(username=username, password=PASSWORD)
+
+
+@pytest.fixture
+def personas(db) -> Personas:
+    lead, member, viewer, outsider = (make_user(name) for name in ["lena", "max", "vera", "otto"])
+    team = team_create(user=lead, name="Payments SRE")
+    Membership.objects.create(team=team, user=member, role=Role.RESPONDER)
+    Membership.objects.create(team=team, user=viewer, role=Role.VIEWER)
+    team_create(user=outsider, name="Another team")
+    investigation = investigation_create(
+        team=team,
+        user=lead,
+        title="Checkout p99 doubled on the new cloud",
+        side_a_label="new cloud",
+        side_b_label="old cloud",
+    )
+    return Personas(team, lead, member, viewer, outsider, investigation)
+
+
+class ApiClient:
+    """JSON calls with a real bearer token."""
+
+    def __init__(self, user=None):
+        self.client = Client()
+        self.headers = {}
+        if user is not None:
+            _, raw = api_token_create(user=user, name="tests")
+            self.headers["Authorization"] = f"Bearer {raw}"
+
+    def _call(self, method: str, path: str, body=None, **extra):
+        kwargs = {"headers": self.headers, **extra}
+        if body is not None:
+            kwargs.update(data=json.dumps(body), content_type="application/json")
+        response = getattr(self.client, method)(path, **kwargs)
+        response.body = (
+            response.json()
+            if response.content and "json" in response.get("Content-Type", "")
+            else None
+        )
+        return response
+
+    def get(self, path, **extra):
+        return self._call("get", path, **extra)
+
+    def post(self, path, body=None, **extra):
+        return self._call("post", path, body if body is not None else {}, **extra)
+
+    def patch(self, path, body=None, **extra):
+        return self._call("patch", path, body if body is not None else {}, **extra)
+
+    def delete(self, path, **extra):
+        return self._call("delete", path, **extra)
+
+
+@pytest.fixture
+def api_as():
+    return ApiClient
+
+
+def require_real_tool(reason: str) -> None:
+    """Skip for a missing real tool, except in CI where it must be there."""
+    if os.environ.get("PERFCASE_REQUIRE_REAL_TOOLS") == "1":
+        pytest.fail(f"{reason} (PERFCASE_REQUIRE_REAL_TOOLS=1 forbids skipping)")
+    pytest.skip(reason)
+
+
+# --- a real Celery worker, in its own process, on the configured broker -------------------
+
+TEST_QUEUE = f"perfcase-test-{uuid.uuid4().hex[:8]}"
+
+
+def pytest_configure(config):
+    # Our own queue, so that a test run never takes or leaves work on a shared broker.
+    from app.celery import app
+
+    app.conf.task_default_queue = TEST_QUEUE
+
+
+def _database_url(settings_dict: dict) -> str:
+    if settings_dict["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{settings_dict['NAME']}"
+    user = quote(settings_dict.get("USER") or "", safe="")
+    password = quote(settings_dict.get("PASSWORD") or "", safe="")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    host = settings_dict.get("HOST") or "localhost"
+    port = settings_dict.get("PORT") or 5432
+    return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker):
+    """A `celery worker` process on the test database and a queue of this run's own.
+
+    Tests that use it need `django_db(transaction=True)`: the worker sees committed rows only.
+    """
+    from django.db import connection
+
+    from app.celery import app
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    hostname = f"{TEST_QUEUE}@localhost"
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url(connection.settings_dict),
+        "PERFCASE_QUEUE": TEST_QUEUE,
+    }
+    log = open(ARTIFACTS / "celery-worker.log", "w")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "app",
+            "worker",
+            "--concurrency",
+            "2",
+            "--loglevel",
+            "INFO",
+            "--hostname",
+            hostname,
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    deadline = time.monotonic() + 60
+    while not app.control.ping(destination=[hostname], timeout=1.0):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(
+                f"The test Celery worker did not start; see {ARTIFACTS / 'celery-worker.log'}"
+            )
+    yield hostname
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+
+
+def wait_for(predicate, timeout: float = 20.0, interval: float = 0.2):
+    """Poll until predicate() returns something truthy; return it, or fail after timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = predicate()
+        if result:
+            return result
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s")

@@ -1,0 +1,70 @@
+"""Real Chromium (Debian's /usr/bin/chromium) driven by Playwright against a live server."""
+
+import os
+import shutil
+
+import pytest
+
+from tests.conftest import ARTIFACTS, PASSWORD, require_real_tool
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
+# between browser steps are still plain synchronous calls.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        require_real_tool("chromium is not installed")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        require_real_tool("playwright (Python package) is not installed")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def sign_in(browser, live_server):
+    """Open a fresh browser session signed in as a user; returns its page."""
+    contexts = []
+
+    def open_as(user, time_zone: str = "UTC"):
+        context = browser.new_context(
+            timezone_id=time_zone, viewport={"width": 1280, "height": 900}
+        )
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill("input[name=username]", user.username)
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(f"{live_server.url}/investigations/")
+        return page
+
+    yield open_as
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def screenshot():
+    ARTIFACTS.mkdir(exist_ok=True)
+
+    def take(page, name: str):
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+    return take

@@ -66,32 +66,43 @@ def fingerprint_of_blob(blob: bytes) -> str:
     return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
 
 
+OPENSSH_BEGIN = b"-----BEGIN OPENSSH PRIVATE KEY-----"
+OPENSSH_MAGIC = b"openssh-key-v1\x00"
+NOT_VALID = "This is not a valid private key in OpenSSH or PEM format (it may be truncated)."
+
+
+def _is_encrypted(data: bytes) -> bool:
+    """Read it from the key's own framing, not from a parser's error message."""
+    if not data.startswith(OPENSSH_BEGIN):
+        return b"Proc-Type: 4,ENCRYPTED" in data or data.startswith(
+            b"-----BEGIN ENCRYPTED PRIVATE KEY-----"
+        )
+    body = b"".join(line for line in data.splitlines()[1:] if not line.startswith(b"-----"))
+    try:
+        raw = base64.b64decode(body, validate=True)
+    except ValueError:
+        raise PrivateKeyError(NOT_VALID) from None
+    if not raw.startswith(OPENSSH_MAGIC) or len(raw) < len(OPENSSH_MAGIC) + 4:
+        raise PrivateKeyError(NOT_VALID)
+    length = int.from_bytes(raw[len(OPENSSH_MAGIC) : len(OPENSSH_MAGIC) + 4], "big")
+    cipher = raw[len(OPENSSH_MAGIC) + 4 : len(OPENSSH_MAGIC) + 4 + length]
+    return cipher != b"none"
+
+
 def _load(data: bytes, password: bytes | None):
-    is_openssh = data.startswith(b"-----BEGIN OPENSSH PRIVATE KEY-----")
+    is_openssh = data.startswith(OPENSSH_BEGIN)
     if not is_openssh and not data.startswith(b"-----BEGIN"):
         raise PrivateKeyError("This is not a private key in OpenSSH or PEM format.")
+    encrypted = _is_encrypted(data)
+    if encrypted and password is None:
+        raise PrivateKeyError("This key is encrypted: enter its passphrase.")
     loader = (
         serialization.load_ssh_private_key if is_openssh else serialization.load_pem_private_key
     )
     try:
-        return loader(data, password), password is not None
-    except TypeError as error:
-        # cryptography raises TypeError for a passphrase mismatch in either direction.
-        if password is not None and "not encrypted" in str(error):
-            return loader(data, None), False
-        raise PrivateKeyError("This key is encrypted: enter its passphrase.") from None
-    except ValueError as error:
-        message = str(error).lower()
-        if password is None and ("password" in message or "encrypted" in message):
-            raise PrivateKeyError("This key is encrypted: enter its passphrase.") from None
-        if password is not None and (
-            "checksum" in message or "decrypt" in message or "password" in message
-        ):
+        # A passphrase given for a key that has none is ignored, not an error.
+        return loader(data, password if encrypted else None), encrypted
+    except Exception:  # cryptography raises assorted errors on bad input
+        if encrypted:
             raise PrivateKeyError("The passphrase does not unlock this key.") from None
-        raise PrivateKeyError(
-            "This is not a valid private key in OpenSSH or PEM format (it may be truncated)."
-        ) from None
-    except Exception:  # cryptography raises assorted errors on garbage inside a valid frame
-        raise PrivateKeyError(
-            "This is not a valid private key in OpenSSH or PEM format (it may be truncated)."
-        ) from None
+        raise PrivateKeyError(NOT_VALID) from None

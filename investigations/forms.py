@@ -28,8 +28,25 @@ def attach_errors(form: forms.Form, error: ValidationError) -> None:
         form.add_error(field if field in form.fields else None, messages)
 
 
+class MinuteDateTimeField(forms.DateTimeField):
+    """Shown and typed to the minute, so a time that matches to the minute is unchanged."""
+
+    widget = DATETIME_WIDGET
+
+    def has_changed(self, initial, data) -> bool:
+        try:
+            value = self.to_python(data)
+        except ValidationError:
+            return True
+        return _to_minute(initial) != _to_minute(value)
+
+
+def _to_minute(value):
+    return value.replace(second=0, microsecond=0) if value else None
+
+
 def _datetime_field(label: str) -> forms.DateTimeField:
-    return forms.DateTimeField(required=False, label=label, widget=DATETIME_WIDGET)
+    return MinuteDateTimeField(required=False, label=label)
 
 
 class InvestigationForm(forms.Form):
@@ -60,11 +77,13 @@ class InvestigationForm(forms.Form):
         self.fields["lead"].queryset = members
         self.fields["lead"].label_from_instance = lambda user: user.get_username()
 
-    def service_fields(self) -> dict:
+    def service_fields(self, *, changed_only: bool = False) -> dict:
         """The cleaned values as investigation_create/update take them."""
-        fields = {name: self.cleaned_data[name] for name in EDITABLE_FIELDS}
+        names = [n for n in EDITABLE_FIELDS if not changed_only or n in self.changed_data]
+        fields = {name: self.cleaned_data[name] for name in names}
         for name in ["symptom_metric", "symptom_unit", "symptom_load", "notes"]:
-            fields[name] = fields[name] or ""
+            if name in fields:
+                fields[name] = fields[name] or ""
         return fields
 
 

@@ -12,12 +12,16 @@ _USERNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
 def normalise_address(value: str) -> str:
     """A host name, IPv4 or IPv6 address (brackets allowed around IPv6), normalised."""
     text = value.strip()
-    if text.startswith("[") and text.endswith("]"):
-        text = text[1:-1]
+    bracketed = text.startswith("[") and text.endswith("]")
     try:
-        return str(ipaddress.ip_address(text))
+        # Brackets are the URL form of an IPv6 address, and only of one.
+        address = ipaddress.ip_address(text[1:-1] if bracketed else text)
+        if not bracketed or address.version == 6:
+            return str(address)
     except ValueError:
         pass
+    if bracketed:
+        raise ValidationError("Only an IPv6 address goes in brackets.", code="invalid_address")
     name = text.rstrip(".")
     labels = name.split(".")
     if (

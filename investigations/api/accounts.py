@@ -1,6 +1,6 @@
 from django.contrib.auth import authenticate
 from django.shortcuts import get_object_or_404
-from ninja import Router
+from ninja import Router, Status
 from ninja.errors import AuthenticationError
 
 from investigations.access import team_for_user
@@ -48,7 +48,7 @@ def teams_list(request):
 def teams_create(request, payload: TeamIn):
     """Create a team; the caller becomes its lead."""
     team = team_create(user=request.user, name=payload.name)
-    return 201, {"id": team.pk, "name": team.name, "role": Role.LEAD}
+    return Status(201, {"id": team.pk, "name": team.name, "role": Role.LEAD})
 
 
 @router.get("/teams/{team_id}/members", response={200: list[MembershipOut], **ERRORS})
@@ -64,15 +64,14 @@ def team_members_list(request, team_id: Id):
 def team_members_add(request, team_id: Id, payload: MembershipIn):
     team = team_for_user(request.user, team_id, Role.LEAD)
     membership = membership_add(team=team, username=payload.username, role=payload.role)
-    return 201, {
-        "id": membership.pk,
-        "username": membership.user.get_username(),
-        "role": membership.role,
-    }
+    return Status(
+        201,
+        {"id": membership.pk, "username": membership.user.get_username(), "role": membership.role},
+    )
 
 
 @router.delete("/teams/{team_id}/members/{membership_id}", response={204: None, **ERRORS})
 def team_members_remove(request, team_id: Id, membership_id: Id):
     team = team_for_user(request.user, team_id, Role.LEAD)
     membership_remove(membership=get_object_or_404(Membership, pk=membership_id, team=team))
-    return 204, None
+    return Status(204, None)

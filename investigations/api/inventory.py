@@ -1,5 +1,5 @@
 from django.core.exceptions import ValidationError
-from ninja import Router
+from ninja import Router, Status
 
 from investigations.access import credential_for_user, host_for_user, team_for_user
 from investigations.api.schemas import (
@@ -45,13 +45,13 @@ def credentials_create(request, payload: CredentialIn):
         private_key=payload.private_key,
         passphrase=payload.passphrase,
     )
-    return 201, credential
+    return Status(201, credential)
 
 
 @router.delete("/credentials/{credential_id}", response={204: None, **ERRORS})
 def credentials_delete(request, credential_id: Id):
     credential_delete(credential=credential_for_user(request.user, credential_id, Role.RESPONDER))
-    return 204, None
+    return Status(204, None)
 
 
 def _related(model, field: str, pk: int | None, team_id: int):
@@ -84,7 +84,7 @@ def hosts_create(request, payload: HostIn):
         credential=_related(Credential, "credential", payload.credential, team.pk),
         jump_host=_related(Host, "jump_host", payload.jump_host, team.pk),
     )
-    return 201, host
+    return Status(201, host)
 
 
 @router.get("/hosts/{host_id}", response={200: HostOut, **ERRORS})
@@ -113,4 +113,4 @@ def hosts_patch(request, host_id: Id, payload: HostPatch):
 @router.delete("/hosts/{host_id}", response={204: None, **ERRORS})
 def hosts_delete(request, host_id: Id):
     host_delete(host=host_for_user(request.user, host_id, Role.RESPONDER))
-    return 204, None
+    return Status(204, None)

@@ -1,8 +1,9 @@
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.shortcuts import get_object_or_404
-from ninja import Query, Router, Schema
-from ninja.pagination import LimitOffsetPagination, paginate
+from ninja import Query, Router, Schema, Status
+from ninja.pagination import paginate
 
 from investigations.access import host_for_user, investigation_for_user, team_for_user
 from investigations.api.schemas import (
@@ -15,12 +16,14 @@ from investigations.api.schemas import (
     InvestigationPatch,
     MemberIn,
     MemberOut,
+    Pages,
     SeverityValue,
     SideOut,
     SidePatch,
     StatusValue,
+    Text,
 )
-from investigations.choices import EventKind, Role
+from investigations.choices import EventKind, Role, SideKey
 from investigations.filters import InvestigationFilter
 from investigations.models import Investigation
 from investigations.selectors import investigation_list, timeline_events
@@ -48,20 +51,21 @@ def _lead(username: str | None, team_id: int):
 
 
 class InvestigationQuery(Schema):
-    q: str | None = None
+    q: Text | None = None
     team: Id | None = None
     status: StatusValue | None = None
     severity: SeverityValue | None = None
-    tag: str | None = None
+    tag: Text | None = None
 
 
 @router.get("/investigations", response=list[InvestigationOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pages)
 def investigations_list(request, filters: Query[InvestigationQuery]):
     """The investigations of the caller's teams, newest first, as {"items": [...], "count": N}."""
     form = InvestigationFilter({k: v for k, v in filters.dict().items() if v is not None})
-    investigations = investigation_list(user=request.user).prefetch_related("sides")
-    return form.apply(investigations) if form.is_valid() else investigations
+    if not form.is_valid():
+        raise ValidationError(form.errors.as_data())
+    return form.apply(investigation_list(user=request.user).prefetch_related("sides"))
 
 
 def _loaded(investigation: Investigation) -> Investigation:
@@ -82,7 +86,7 @@ def investigations_create(request, payload: InvestigationIn):
     investigation = investigation_create(
         team=team, user=request.user, title=payload.title, tags=payload.tags, **fields
     )
-    return 201, _loaded(investigation)
+    return Status(201, _loaded(investigation))
 
 
 @router.get("/investigations/{investigation_id}", response={200: InvestigationOut, **ERRORS})
@@ -91,6 +95,7 @@ def investigations_get(request, investigation_id: Id):
 
 
 @router.patch("/investigations/{investigation_id}", response={200: InvestigationOut, **ERRORS})
+@transaction.atomic
 def investigations_patch(request, investigation_id: Id, payload: InvestigationPatch):
     """Change fields (send only those to change) and/or move the status."""
     investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
@@ -117,9 +122,9 @@ def investigations_patch(request, investigation_id: Id, payload: InvestigationPa
 
 
 @router.patch("/investigations/{investigation_id}/sides/{key}", response={200: SideOut, **ERRORS})
-def sides_patch(request, investigation_id: Id, key: str, payload: SidePatch):
+def sides_patch(request, investigation_id: Id, key: Text, payload: SidePatch):
     investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
-    side = get_object_or_404(investigation.sides, key=key)
+    side = get_object_or_404(investigation.sides, key=key if key in SideKey.values else "")
     side = side_update(
         side=side,
         user=request.user,
@@ -148,7 +153,7 @@ def members_add(request, investigation_id: Id, payload: MemberIn):
         side_key=payload.side,
         role=payload.role,
     )
-    return 201, member
+    return Status(201, member)
 
 
 @router.delete(
@@ -158,11 +163,11 @@ def members_remove(request, investigation_id: Id, member_id: Id):
     investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
     member = get_object_or_404(investigation.members, pk=member_id)
     member_remove(member=member, user=request.user)
-    return 204, None
+    return Status(204, None)
 
 
 @router.get("/investigations/{investigation_id}/timeline", response=list[EventOut])
-@paginate(LimitOffsetPagination)
+@paginate(Pages)
 def timeline_list(request, investigation_id: Id, kind: str = ""):
     """Events in time order (oldest first), optionally of one kind."""
     investigation = investigation_for_user(request.user, investigation_id)
@@ -183,4 +188,4 @@ def timeline_add(request, investigation_id: Id, payload: EventIn):
         occurred_at=payload.occurred_at,
         summary=payload.summary,
     )
-    return 201, event
+    return Status(201, event)

@@ -1,10 +1,13 @@
 """The JSON API: /api/, schema at /api/openapi.json, interactive docs at /api/docs."""
 
+import json
+
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError
+from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as InputError
+from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from investigations.services.tokens import api_token_authenticate
@@ -18,7 +21,18 @@ class BearerToken(HttpBearer):
         return user
 
 
+class ObjectBodyParser(Parser):
+    """Bodies are JSON objects: a bare string or list would otherwise pass for a schema."""
+
+    def parse_body(self, request: HttpRequest):
+        data = json.loads(request.body)
+        if not isinstance(data, dict):
+            raise ValueError("the body must be a JSON object")
+        return data
+
+
 api = NinjaAPI(
+    parser=ObjectBodyParser(),
     title="Perfcase API",
     version="1",
     description=(
@@ -45,7 +59,7 @@ def _input_error(request, exc: InputError):
         loc = [
             str(part)
             for part in item.get("loc", ())
-            if part not in ("body", "payload", "query", "path")
+            if part not in ("body", "payload", "query", "path", "filters")
         ]
         errors.append(
             {"field": ".".join(loc) or None, "message": item.get("msg", "Invalid value.")}
@@ -79,6 +93,14 @@ def _forbidden(request, exc: PermissionDenied):
 @api.exception_handler(Http404)
 def _not_found(request, exc: Http404):
     return _error(request, 404, "Not found.")
+
+
+@api.exception_handler(HttpError)
+def _http_error(request, exc: HttpError):
+    detail = str(exc)
+    if detail.startswith("Cannot parse request body"):
+        detail = "The body must be a JSON object (send Content-Type: application/json)."
+    return _error(request, exc.status_code, detail, [{"field": None, "message": detail}])
 
 
 @api.exception_handler(AuthenticationError)

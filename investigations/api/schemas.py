@@ -1,7 +1,9 @@
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from ninja import Field, Schema
+from ninja.pagination import LimitOffsetPagination
+from pydantic import AfterValidator
 
 from investigations.choices import (
     MANUAL_EVENT_KINDS,
@@ -14,6 +16,21 @@ from investigations.choices import (
     Status,
 )
 
+
+def _no_nul(value: str) -> str:
+    # PostgreSQL text cannot hold NUL; refuse it here with the field's name.
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+Text = Annotated[str, AfterValidator(_no_nul)]
+# Times without a zone are read as UTC.
+Time = Annotated[datetime, AfterValidator(_aware)]
 # Database ids: anything outside a bigint is refused as input, not sent to the database.
 Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
 Port = Annotated[int, Field(ge=1, le=65535)]
@@ -23,13 +40,21 @@ DirectionValue = Literal[tuple(Direction.values)]
 SideKindValue = Literal[tuple(SideKind.values)]
 RoleValue = Literal[tuple(Role.values)]
 HostRoleValue = Literal[tuple(HostRole.values)]
-ActionValue = Literal[tuple(ActionKind.values)]
+ActionValue = Literal[("", *ActionKind.values)]
 ManualKindValue = Literal[tuple(str(k) for k in MANUAL_EVENT_KINDS)]
 
 
+class Pages(LimitOffsetPagination):
+    """limit/offset paging, bounded so that no number reaches the database unchecked."""
+
+    class Input(Schema):
+        limit: int = Field(50, ge=1, le=200)
+        offset: int = Field(0, ge=0, le=10**9)
+
+
 class TokenIn(Schema):
-    username: str
-    password: str
+    username: Text
+    password: Text
 
 
 class TokenOut(Schema):
@@ -37,7 +62,7 @@ class TokenOut(Schema):
 
 
 class TeamIn(Schema):
-    name: str
+    name: Text
 
 
 class TeamOut(Schema):
@@ -47,7 +72,7 @@ class TeamOut(Schema):
 
 
 class MembershipIn(Schema):
-    username: str
+    username: Text
     role: RoleValue = Role.RESPONDER
 
 
@@ -64,7 +89,7 @@ class SideOut(Schema):
 
 
 class SidePatch(Schema):
-    label: str | None = None
+    label: Text | None = None
     kind: SideKindValue | None = None
 
 
@@ -133,45 +158,49 @@ class InvestigationFields(Schema):
     """Fields that create and PATCH share. Times without a zone are taken as UTC."""
 
     severity: SeverityValue = Severity.SEV3
-    tags: list[str] = []
-    symptom_metric: str = ""
-    symptom_unit: str = ""
-    symptom_load: str = ""
+    tags: list[Text] = []
+    symptom_metric: Text = ""
+    symptom_unit: Text = ""
+    symptom_load: Text = ""
     symptom_value_a: float | None = None
     symptom_value_b: float | None = None
     symptom_direction: DirectionValue = Direction.LOWER_IS_BETTER
-    started_at: datetime | None = None
-    detected_at: datetime | None = None
-    mitigated_at: datetime | None = None
-    resolved_at: datetime | None = None
-    lead: str | None = Field(None, description="username of a team member")
-    notes: str = ""
+    started_at: Time | None = None
+    detected_at: Time | None = None
+    mitigated_at: Time | None = None
+    resolved_at: Time | None = None
+    lead: Text | None = Field(None, description="username of a team member")
+    notes: Text = ""
 
 
 class InvestigationIn(InvestigationFields):
     team: Id
-    title: str
-    side_a_label: str = "A"
+    title: Text
+    side_a_label: Text = "A"
     side_a_kind: SideKindValue = SideKind.OTHER
-    side_b_label: str = "B"
+    side_b_label: Text = "B"
     side_b_kind: SideKindValue = SideKind.OTHER
 
 
 class InvestigationPatch(InvestigationFields):
     """Send only the fields to change. `status` moves along open → mitigated → resolved → closed."""
 
-    title: str | None = None
+    title: Text | None = None
     status: StatusValue | None = None
     severity: SeverityValue | None = None
+    symptom_metric: Text | None = None
+    symptom_unit: Text | None = None
+    symptom_load: Text | None = None
     symptom_direction: DirectionValue | None = None
-    tags: list[str] | None = None
+    notes: Text | None = None
+    tags: list[Text] | None = None
 
 
 class CredentialIn(Schema):
     team: Id
-    name: str
-    private_key: str = Field(description="OpenSSH or PEM private key; never returned")
-    passphrase: str = ""
+    name: Text
+    private_key: Text = Field(description="OpenSSH or PEM private key; never returned")
+    passphrase: Text = ""
 
 
 class CredentialOut(Schema):
@@ -185,19 +214,19 @@ class CredentialOut(Schema):
 
 class HostIn(Schema):
     team: Id
-    name: str
-    address: str
+    name: Text
+    address: Text
     port: Port = 22
-    username: str
+    username: Text
     credential: Id | None = None
     jump_host: Id | None = None
 
 
 class HostPatch(Schema):
-    name: str | None = None
-    address: str | None = None
+    name: Text | None = None
+    address: Text | None = None
     port: Port | None = None
-    username: str | None = None
+    username: Text | None = None
     credential: Id | None = None
     jump_host: Id | None = None
 
@@ -228,10 +257,10 @@ class MemberOut(Schema):
 
 
 class EventIn(Schema):
-    occurred_at: datetime | None = Field(None, description="defaults to now; may lie in the past")
+    occurred_at: Time | None = Field(None, description="defaults to now; may lie in the past")
     kind: ManualKindValue
-    action: ActionValue | Literal[""] = ""
-    summary: str
+    action: ActionValue = ""
+    summary: Text
 
 
 class EventOut(Schema):

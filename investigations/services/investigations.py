@@ -15,7 +15,7 @@ from investigations.choices import (
     allowed_status_moves,
 )
 from investigations.models import Investigation, Side, Tag, Team
-from investigations.services.timeline import FUTURE_TOLERANCE, timeline_event_log
+from investigations.services.timeline import time_error, timeline_event_log
 
 User = get_user_model()
 
@@ -66,7 +66,7 @@ def normalise_tags(tags) -> list[str]:
     return names
 
 
-def _check(investigation: Investigation) -> None:
+def _check(investigation: Investigation, *, lead_changed: bool = False) -> None:
     errors = {}
     if not investigation.title.strip():
         errors["title"] = "Give the investigation a title."
@@ -80,7 +80,12 @@ def _check(investigation: Investigation) -> None:
         if value is not None and (value != value or value in (float("inf"), float("-inf"))):
             errors[field] = "Enter a finite number."
     errors.update(_time_order_errors(investigation))
-    if investigation.lead_id and role_in_team(investigation.lead, investigation.team_id) is None:
+    # Only a new lead must be a member: a lead who later leaves the team stays on record.
+    if (
+        lead_changed
+        and investigation.lead_id
+        and role_in_team(investigation.lead, investigation.team_id) is None
+    ):
         errors["lead"] = "The lead must be a member of the investigation's team."
     try:
         investigation.full_clean(exclude=["team", "created_by", "lead", "tags"])
@@ -98,8 +103,8 @@ def _time_order_errors(investigation: Investigation) -> dict[str, str]:
         later_value = getattr(investigation, later)
         if later_value is None:
             continue
-        if later_value > timezone.now() + FUTURE_TOLERANCE:
-            errors[later] = f"{TIME_LABELS[later]} lies in the future."
+        if problem := time_error(later_value, TIME_LABELS[later]):
+            errors[later] = problem
             continue
         for earlier in reversed(TIME_FIELDS[:position]):
             earlier_value = getattr(investigation, earlier)
@@ -144,7 +149,7 @@ def investigation_create(
     investigation = Investigation(team=team, title=title, created_by=user, **fields)
     if investigation.lead_id is None and "lead" not in fields:
         investigation.lead = user
-    _check(investigation)
+    _check(investigation, lead_changed=True)
     sides = [
         Side(key=SideKey.A, label=side_a_label, kind=side_a_kind),
         Side(key=SideKey.B, label=side_b_label, kind=side_b_kind),
@@ -197,7 +202,7 @@ def investigation_update(
         if old != value:
             changes[field] = [_jsonable(old), _jsonable(value)]
             setattr(investigation, field, value)
-    _check(investigation)
+    _check(investigation, lead_changed="lead" in changes)
     if tags is not None:
         new_tags = normalise_tags(tags)
         old_tags = list(investigation.tags.values_list("name", flat=True))
@@ -235,6 +240,13 @@ def investigation_set_status(*, investigation: Investigation, user, status: str)
         raise ValidationError({"status": f"Cannot move from {move}."})
     if status == Status.CLOSED and role_in_team(user, investigation.team_id) != Role.LEAD:
         raise PermissionDenied("Only a team lead can close an investigation.")
+    details = {"old": old, "new": status}
+    if status == Status.OPEN:
+        # The impact is back: the earlier mitigation and resolution no longer hold. Their
+        # times stay in this event's details.
+        cleared = {f: getattr(investigation, f) for f in ["mitigated_at", "resolved_at"]}
+        details["cleared"] = {f: _jsonable(v) for f, v in cleared.items() if v is not None}
+        investigation.mitigated_at = investigation.resolved_at = None
     now = timezone.now()
     # Reaching a state stamps its time, unless someone already recorded one.
     if status == Status.MITIGATED and not investigation.mitigated_at:
@@ -249,7 +261,7 @@ def investigation_set_status(*, investigation: Investigation, user, status: str)
         kind=EventKind.STATUS,
         summary=f"Status: {Status(old).label} → {Status(status).label}",
         author=user,
-        details={"old": old, "new": status},
+        details=details,
     )
     return investigation
 

@@ -1,4 +1,4 @@
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -11,6 +11,19 @@ from investigations.models import Investigation, TimelineEvent
 NOTIFIED_KINDS = {EventKind.STATUS, EventKind.ACTION}
 # Clocks of browsers and servers disagree a little; a few minutes ahead is still "now".
 FUTURE_TOLERANCE = timedelta(minutes=5)
+# Nothing we record happened before this; older values are typos (and overflow databases).
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def time_error(value: datetime, label: str) -> str | None:
+    """Why a recorded time cannot be right, or None."""
+    if value.year < EARLIEST.year or value < EARLIEST:
+        return f"{label} is before 1970: check the date."
+    if value > timezone.now() + FUTURE_TOLERANCE:
+        return f"{label} lies in the future."
+    return None
+
+
 MAX_SUMMARY_CHARS = 100_000
 
 
@@ -66,8 +79,8 @@ def timeline_entry_add(
     if occurred_at is not None:
         if timezone.is_naive(occurred_at):
             occurred_at = timezone.make_aware(occurred_at)
-        if occurred_at > timezone.now() + FUTURE_TOLERANCE:
-            errors["occurred_at"] = "This time lies in the future."
+        if problem := time_error(occurred_at, "This time"):
+            errors["occurred_at"] = problem
     if errors:
         raise ValidationError(errors)
     return timeline_event_log(

@@ -1,6 +1,6 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -27,12 +27,16 @@ from investigations.views.pages import paginate
 WRITERS = [Role.RESPONDER, Role.LEAD]
 
 
-def _writable_teams(user):
-    return teams_with_role(user, WRITERS)
+def _writable_teams(request: HttpRequest):
+    """Teams the user may add hosts and credentials to; a POST with none is refused."""
+    teams = teams_with_role(request.user, WRITERS)
+    if request.method == "POST" and not teams.exists():
+        raise PermissionDenied("Only responders and leads of a team may do this.")
+    return teams
 
 
-def _host_choices(user, team=None):
-    writable = _writable_teams(user)
+def _host_choices(request: HttpRequest, team=None):
+    writable = _writable_teams(request)
     credentials = Credential.objects.filter(team__in=writable).select_related("team")
     jump_hosts = Host.objects.filter(team__in=writable).select_related("team")
     if team is not None:
@@ -43,12 +47,12 @@ def _host_choices(user, team=None):
 @login_required
 def host_list(request: HttpRequest) -> HttpResponse:
     teams = teams_for_user(request.user)
-    writable = _writable_teams(request.user)
+    writable = _writable_teams(request)
     team_id = request.GET.get("team", "")
     hosts = hosts_for_user(user=request.user)
     if team_id.isdigit():
         hosts = hosts.filter(team_id=int(team_id))
-    form = HostCreateForm(request.POST or None, teams=writable, **_host_choices(request.user))
+    form = HostCreateForm(request.POST or None, teams=writable, **_host_choices(request))
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         try:
@@ -82,7 +86,7 @@ def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "credential": host.credential,
         "jump_host": host.jump_host,
     }
-    choices = _host_choices(request.user, host.team)
+    choices = _host_choices(request, host.team)
     choices["jump_hosts"] = choices["jump_hosts"].exclude(pk=host.pk)
     form = HostForm(request.POST or None, initial=initial, **choices)
     if request.method == "POST":
@@ -118,7 +122,7 @@ def host_remove(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def credential_list(request: HttpRequest) -> HttpResponse:
-    writable = _writable_teams(request.user)
+    writable = _writable_teams(request)
     form = CredentialForm(request.POST or None, teams=writable)
     if request.method == "POST" and form.is_valid():
         try:

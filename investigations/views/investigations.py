@@ -1,7 +1,7 @@
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -74,6 +74,8 @@ def _team_members(team):
 def investigation_new(request: HttpRequest) -> HttpResponse:
     teams = teams_with_role(request.user, [Role.RESPONDER, Role.LEAD])
     if not teams.exists():
+        if request.method == "POST":
+            raise PermissionDenied("Only responders and leads of a team may open investigations.")
         messages.info(request, "Create or join a team before opening an investigation.")
         return redirect("team_list")
     members = User.objects.filter(memberships__team__in=teams).distinct().order_by("username")
@@ -143,8 +145,8 @@ def investigation_edit(request: HttpRequest, pk: int) -> HttpResponse:
             investigation_update(
                 investigation=investigation,
                 user=request.user,
-                tags=form.cleaned_data["tags"],
-                **form.service_fields(),
+                tags=form.cleaned_data["tags"] if "tags" in form.changed_data else None,
+                **form.service_fields(changed_only=True),
             )
         except ValidationError as error:
             attach_errors(form, error)

@@ -74,6 +74,8 @@ def membership_edit(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         if request.POST.get("remove"):
             membership_remove(membership=membership)
+            if membership.user_id == request.user.pk:
+                return redirect("team_list")
         else:
             form = RoleForm(request.POST)
             if form.is_valid():

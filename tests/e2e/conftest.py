@@ -1,15 +1,10 @@
 """Real Chromium (Debian's /usr/bin/chromium) driven by Playwright against a live server."""
 
-import os
 import shutil
 
 import pytest
 
 from tests.conftest import ARTIFACTS, PASSWORD, require_real_tool
-
-# Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
-# between browser steps are still plain synchronous calls.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -22,8 +17,9 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
+    # Package scope: Playwright's event loop must be gone before other tests use the ORM.
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
         require_real_tool("chromium is not installed")
@@ -31,7 +27,10 @@ def browser():
         from playwright.sync_api import sync_playwright
     except ImportError:
         require_real_tool("playwright (Python package) is not installed")
-    with sync_playwright() as playwright:
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        # Playwright's sync API runs an event loop in this thread; the ORM calls that tests
+        # and their teardown make between browser steps are still plain synchronous calls.
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         browser = playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         yield browser
         browser.close()

@@ -1,0 +1,1586 @@
+"""The pages, tried by every persona: lead, member (responder), viewer, outsider, anonymous."""
+
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from functools import cached_property
+from html import unescape
+from html.parser import HTMLParser
+from types import SimpleNamespace
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from investigations import selectors
+from investigations.choices import EventKind, HostRole, Role, Severity, SideKind, Status
+from investigations.models import (
+    ApiToken,
+    Credential,
+    EnvironmentMember,
+    Host,
+    Investigation,
+    Membership,
+    Team,
+    TimelineEvent,
+)
+from investigations.services.inventory import credential_create, host_create, member_add
+from investigations.services.investigations import (
+    investigation_create,
+    investigation_set_status,
+    investigation_update,
+)
+from investigations.services.teams import team_create
+from investigations.services.timeline import timeline_entry_add
+from investigations.services.tokens import api_token_create
+from tests.conftest import make_user, require_real_tool
+
+pytestmark = pytest.mark.django_db
+
+PERSONAS = ["lead", "member", "viewer", "outsider", "anonymous"]
+LOGIN = "login"  # expected: a redirect to the sign-in page
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # The personas are made with create_user; a real but cheap hasher keeps the file fast.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def client_for(personas, who: str) -> Client:
+    return Client() if who == "anonymous" else personas.client(getattr(personas, who))
+
+
+def html(response) -> str:
+    return response.content.decode()
+
+
+def fresh(obj):
+    return type(obj).objects.get(pk=obj.pk)
+
+
+def local_input(moment) -> str:
+    """A time as a datetime-local input sends it (the server's zone: no cookie is set)."""
+    return timezone.localtime(moment).strftime("%Y-%m-%dT%H:%M")
+
+
+def messages_of(response) -> list[str]:
+    return [str(m) for m in response.context["messages"]] if response.context else []
+
+
+@pytest.fixture
+def make_key(tmp_path):
+    """A real ed25519 private key made by ssh-keygen."""
+    if shutil.which("ssh-keygen") is None:
+        require_real_tool("ssh-keygen is not installed")
+    counter = iter(range(1000))
+
+    def make(passphrase: str = ""):
+        path = tmp_path / f"id_ed25519_{next(counter)}"
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", "perfcase", "-f", path],
+            check=True,
+            capture_output=True,
+        )
+        text = path.read_text()
+        body = [line for line in text.splitlines() if line and not line.startswith("-----")]
+        return SimpleNamespace(text=text, body_lines=body)
+
+    return make
+
+
+class World:
+    """The personas plus a little inventory: a placed host, a spare host, a credential."""
+
+    def __init__(self, personas, make_key):
+        self.personas = personas
+        self.make_key = make_key
+        self.team = personas.team
+        self.investigation = personas.investigation
+        self.other_team = Team.objects.get(name="Another team")
+        self.host = host_create(
+            team=self.team, name="web-1", address="10.0.0.1", port=22, username="perf"
+        )
+        self.spare = host_create(
+            team=self.team, name="web-2", address="10.0.0.2", port=22, username="perf"
+        )
+        self.placed = member_add(
+            investigation=self.investigation,
+            user=personas.lead,
+            host=self.host,
+            side_key="a",
+            role=HostRole.SERVICE,
+        )
+        self.viewer_membership = Membership.objects.get(team=self.team, user=personas.viewer)
+        make_user("nina")
+
+    @cached_property
+    def key(self):
+        return self.make_key()
+
+    @cached_property
+    def credential(self):
+        return credential_create(
+            team=self.team,
+            user=self.personas.lead,
+            name="spare key",
+            private_key=self.make_key().text,
+        )
+
+
+@pytest.fixture
+def world(personas, make_key):
+    return World(personas, make_key)
+
+
+def investigation_form(**overrides) -> dict:
+    data = {
+        "title": "Checkout p99 doubled on the new cloud",
+        "severity": Severity.SEV3,
+        "tags": "",
+        "symptom_metric": "",
+        "symptom_unit": "",
+        "symptom_load": "",
+        "symptom_value_a": "",
+        "symptom_value_b": "",
+        "symptom_direction": "lower",
+        "started_at": "",
+        "detected_at": "",
+        "mitigated_at": "",
+        "resolved_at": "",
+        "lead": "",
+        "notes": "",
+    }
+    data.update(overrides)
+    return data
+
+
+def new_investigation_form(team, **overrides) -> dict:
+    data = investigation_form(
+        team=team.pk,
+        title="TPS halves in containers",
+        side_a_label="containers",
+        side_a_kind=SideKind.CONTAINER,
+        side_b_label="VMs",
+        side_b_kind=SideKind.VM,
+    )
+    data.update(overrides)
+    return data
+
+
+# --- every page, by every persona ----------------------------------------------------------
+
+
+@dataclass
+class Case:
+    name: str
+    method: str
+    url: Callable
+    expected: dict  # persona -> status code, or LOGIN
+    data: Callable = lambda w, who: {}
+    effect: Callable | None = None  # for writes: did the write happen?
+    extra: dict | None = None
+
+
+def expect(lead, member, viewer, outsider, anonymous=LOGIN) -> dict:
+    return dict(lead=lead, member=member, viewer=viewer, outsider=outsider, anonymous=anonymous)
+
+
+def inv_url(suffix=""):
+    return lambda w: f"/investigations/{w.investigation.pk}/{suffix}"
+
+
+READS = [
+    Case("investigation list", "get", lambda w: "/investigations/", expect(200, 200, 200, 200)),
+    Case("investigation detail", "get", inv_url(), expect(200, 200, 200, 404)),
+    Case("investigation edit form", "get", inv_url("edit/"), expect(200, 200, 403, 404)),
+    Case("timeline", "get", inv_url("timeline/"), expect(200, 200, 200, 404), extra=HX),
+    Case("team list", "get", lambda w: "/teams/", expect(200, 200, 200, 200)),
+    Case("team detail", "get", lambda w: f"/teams/{w.team.pk}/", expect(200, 200, 200, 404)),
+    Case("host list", "get", lambda w: "/hosts/", expect(200, 200, 200, 200)),
+    Case("host detail", "get", lambda w: f"/hosts/{w.host.pk}/", expect(200, 200, 200, 404)),
+    Case("credential list", "get", lambda w: "/credentials/", expect(200, 200, 200, 200)),
+    Case("profile", "get", lambda w: "/profile/", expect(200, 200, 200, 200)),
+]
+
+WRITES = [
+    Case(
+        "investigation edit",
+        "post",
+        inv_url("edit/"),
+        expect(302, 302, 403, 404),
+        data=lambda w, who: investigation_form(title=f"edited by {who}"),
+        effect=lambda w: fresh(w.investigation).title.startswith("edited by"),
+    ),
+    Case(
+        "status button",
+        "post",
+        inv_url("status/"),
+        expect(302, 302, 403, 404),
+        data=lambda w, who: {"status": Status.MITIGATED},
+        effect=lambda w: fresh(w.investigation).status == Status.MITIGATED,
+    ),
+    Case(
+        "side edit",
+        "post",
+        inv_url("sides/a/"),
+        expect(302, 302, 403, 404),
+        data=lambda w, who: {"a-label": "EKS", "a-kind": SideKind.CONTAINER},
+        effect=lambda w: w.investigation.sides.get(key="a").label == "EKS",
+    ),
+    Case(
+        "placing a host",
+        "post",
+        inv_url("members/"),
+        expect(302, 302, 403, 404),
+        data=lambda w, who: {"host": w.spare.pk, "side": "b", "role": HostRole.SERVICE},
+        effect=lambda w: EnvironmentMember.objects.filter(host=w.spare).exists(),
+    ),
+    Case(
+        "removing a host",
+        "post",
+        lambda w: f"/investigations/{w.investigation.pk}/members/{w.placed.pk}/delete/",
+        expect(302, 302, 403, 404),
+        effect=lambda w: not EnvironmentMember.objects.filter(pk=w.placed.pk).exists(),
+    ),
+    Case(
+        "timeline entry",
+        "post",
+        inv_url("timeline/"),
+        expect(302, 302, 403, 404),
+        data=lambda w, who: {"kind": EventKind.NOTE, "summary": f"note by {who}"},
+        effect=lambda w: TimelineEvent.objects.filter(summary__startswith="note by").exists(),
+    ),
+    Case(
+        "opening an investigation",
+        "post",
+        lambda w: "/investigations/new/",
+        # The outsider cannot choose the team: the form says so and nothing is made.
+        expect(302, 302, 403, 200),
+        data=lambda w, who: new_investigation_form(w.team, title=f"opened by {who}"),
+        effect=lambda w: Investigation.objects.filter(title__startswith="opened by").exists(),
+    ),
+    Case(
+        "adding a team member",
+        "post",
+        lambda w: f"/teams/{w.team.pk}/",
+        expect(302, 403, 403, 404),
+        data=lambda w, who: {"username": "nina", "role": Role.VIEWER},
+        effect=lambda w: Membership.objects.filter(team=w.team, user__username="nina").exists(),
+    ),
+    Case(
+        "changing a role",
+        "post",
+        lambda w: f"/memberships/{w.viewer_membership.pk}/",
+        expect(302, 403, 403, 404),
+        data=lambda w, who: {"role": Role.RESPONDER},
+        effect=lambda w: fresh(w.viewer_membership).role == Role.RESPONDER,
+    ),
+    Case(
+        "setting the webhook",
+        "post",
+        lambda w: f"/teams/{w.team.pk}/webhook/",
+        expect(302, 403, 403, 404),
+        data=lambda w, who: {"webhook_url": "https://hooks.example.com/T1"},
+        effect=lambda w: fresh(w.team).webhook_url == "https://hooks.example.com/T1",
+    ),
+    Case(
+        "creating a team",
+        "post",
+        lambda w: "/teams/",
+        expect(302, 302, 302, 302),
+        data=lambda w, who: {"name": f"Team of {who}"},
+        effect=lambda w: Team.objects.filter(name__startswith="Team of").exists(),
+    ),
+    Case(
+        "adding a host",
+        "post",
+        lambda w: "/hosts/",
+        expect(302, 302, 403, 200),
+        data=lambda w, who: {
+            "team": w.team.pk,
+            "name": f"host-{who}",
+            "address": "10.0.0.9",
+            "port": 22,
+            "username": "perf",
+        },
+        effect=lambda w: Host.objects.filter(name__startswith="host-").exists(),
+    ),
+    Case(
+        "editing a host",
+        "post",
+        lambda w: f"/hosts/{w.host.pk}/",
+        expect(302, 302, 403, 404),
+        data=lambda w, who: {
+            "name": "web-1",
+            "address": "10.0.0.1",
+            "port": 2222,
+            "username": "perf",
+        },
+        effect=lambda w: fresh(w.host).port == 2222,
+    ),
+    Case(
+        "deleting a host",
+        "post",
+        lambda w: f"/hosts/{w.spare.pk}/delete/",
+        expect(302, 302, 403, 404),
+        effect=lambda w: not Host.objects.filter(pk=w.spare.pk).exists(),
+    ),
+    Case(
+        "adding a credential",
+        "post",
+        lambda w: "/credentials/",
+        expect(302, 302, 403, 200),
+        data=lambda w, who: {"team": w.team.pk, "name": f"key-{who}", "private_key": w.key.text},
+        effect=lambda w: Credential.objects.filter(name__startswith="key-").exists(),
+    ),
+    Case(
+        "deleting a credential",
+        "post",
+        lambda w: f"/credentials/{w.credential.pk}/delete/",
+        expect(302, 302, 403, 404),
+        effect=lambda w: not Credential.objects.filter(name="spare key").exists(),
+    ),
+    Case(
+        "creating a token",
+        "post",
+        lambda w: "/profile/",
+        expect(200, 200, 200, 200),
+        data=lambda w, who: {"name": "CI"},
+        effect=lambda w: ApiToken.objects.exists(),
+    ),
+]
+
+
+def _ids(cases):
+    return [case.name for case in cases]
+
+
+def check_status(response, expected):
+    if expected == LOGIN:
+        assert response.status_code == 302
+        assert response.url.startswith("/accounts/login/?next=")
+    else:
+        assert response.status_code == expected, html(response)[:800]
+
+
+@pytest.mark.parametrize("who", PERSONAS)
+@pytest.mark.parametrize("case", READS, ids=_ids(READS))
+def test_each_page_is_read_by_members_only(world, case, who):
+    response = client_for(world.personas, who).get(case.url(world), **(case.extra or {}))
+
+    check_status(response, case.expected[who])
+
+
+@pytest.mark.parametrize("who", PERSONAS)
+@pytest.mark.parametrize("case", WRITES, ids=_ids(WRITES))
+def test_each_write_is_done_only_by_those_allowed(world, case, who):
+    url = case.url(world)
+    data = case.data(world, who)
+
+    response = client_for(world.personas, who).post(url, data)
+
+    check_status(response, case.expected[who])
+    if who == "outsider" and "outsider" not in _writers(case) and response.status_code == 200:
+        # The team is not among the outsider's choices; the form says so.
+        assert "Select a valid choice." in html(response)
+    happened = case.effect(world)
+    assert happened == (who in _writers(case)), (
+        f"{who}: the write {'happened' if happened else 'did not happen'}"
+    )
+
+
+def _writers(case) -> set[str]:
+    """Who may make the change: a success code, except the outsider's form-error 200."""
+    allowed = {who for who, code in case.expected.items() if code in (200, 302)}
+    if case.expected["outsider"] == 200 and case.name != "creating a token":
+        allowed.discard("outsider")
+    return allowed
+
+
+POST_ONLY = ["status/", "sides/a/", "members/"]
+
+
+@pytest.mark.parametrize("suffix", POST_ONLY)
+def test_post_only_pages_refuse_get(world, suffix):
+    response = world.personas.client(world.personas.member).get(inv_url(suffix)(world))
+
+    assert response.status_code == 405
+
+
+def test_a_viewer_sees_no_writing_controls(world):
+    page = html(world.personas.client(world.personas.viewer).get(inv_url()(world)))
+
+    assert "Checkout p99 doubled" in page
+    assert 'id="timeline-form"' not in page
+    assert "/edit/" not in page
+    assert 'name="status"' not in page
+    assert "Place host" not in page
+
+
+# --- the investigation list ----------------------------------------------------------------
+
+
+@pytest.fixture
+def several(personas):
+    kafka = investigation_create(
+        team=personas.team,
+        user=personas.member,
+        title="Kafka lag on B",
+        severity=Severity.SEV1,
+        tags="Kafka, network",
+        notes="perf shows memcpy everywhere",
+    )
+    investigation_set_status(investigation=kafka, user=personas.member, status=Status.MITIGATED)
+    search_team = team_create(user=personas.lead, name="Search SRE")
+    investigation_create(team=search_team, user=personas.lead, title="Search latency on VMs")
+    investigation_create(
+        team=Team.objects.get(name="Another team"), user=personas.outsider, title="Secret of otto"
+    )
+    return SimpleNamespace(search_team=search_team)
+
+
+def titles_on(response) -> set[str]:
+    found = set()
+    for title in [
+        "Checkout p99 doubled",
+        "Kafka lag on B",
+        "Search latency on VMs",
+        "Secret of otto",
+    ]:
+        if title in html(response):
+            found.add(title)
+    return found
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("", {"Checkout p99 doubled", "Kafka lag on B", "Search latency on VMs"}),
+        ("?status=mitigated", {"Kafka lag on B"}),
+        ("?status=open", {"Checkout p99 doubled", "Search latency on VMs"}),
+        ("?severity=sev1", {"Kafka lag on B"}),
+        ("?tag=KAFKA", {"Kafka lag on B"}),
+        ("?q=memcpy", {"Kafka lag on B"}),
+        ("?q=checkout", {"Checkout p99 doubled"}),
+        ("?q=netw", {"Kafka lag on B"}),
+        ("?status=open&severity=sev1", set()),
+    ],
+)
+def test_the_list_filters(personas, several, query, expected):
+    response = personas.client(personas.lead).get(f"/investigations/{query}")
+
+    assert response.status_code == 200
+    assert titles_on(response) == expected
+
+
+def test_the_list_filters_by_team(personas, several):
+    client = personas.client(personas.lead)
+
+    response = client.get(f"/investigations/?team={several.search_team.pk}")
+
+    assert titles_on(response) == {"Search latency on VMs"}
+
+
+def test_the_list_shows_only_the_users_teams(personas, several):
+    assert titles_on(personas.client(personas.viewer).get("/investigations/")) == {
+        "Checkout p99 doubled",
+        "Kafka lag on B",
+    }
+    assert titles_on(personas.client(personas.outsider).get("/investigations/")) == {
+        "Secret of otto"
+    }
+
+
+def test_filtering_by_another_teams_id_shows_nothing_of_it(personas, several):
+    other = Team.objects.get(name="Another team")
+
+    response = personas.client(personas.lead).get(f"/investigations/?team={other.pk}")
+
+    assert titles_on(response) == set()
+    assert "No investigation matches these filters." in html(response)
+
+
+def test_the_list_is_paginated(personas):
+    for number in range(30):
+        investigation_create(
+            team=personas.team, user=personas.member, title=f"Case number {number:02}"
+        )
+    client = personas.client(personas.member)
+
+    first = client.get("/investigations/")
+    second = client.get("/investigations/?page=2")
+
+    assert len(first.context["page"].object_list) == 25
+    assert "Page 1 of 2 · 31 in all" in html(first)
+    assert 'href="?page=2"' in html(first)
+    assert second.status_code == 200
+    assert len(second.context["page"].object_list) == 6
+    assert "Page 2 of 2" in html(second)
+    # Newest first: the oldest (the personas' own) is on the last page.
+    assert "Checkout p99 doubled" in html(second)
+    assert "Checkout p99 doubled" not in html(first)
+
+
+def test_the_pages_keep_the_filters(personas):
+    for number in range(30):
+        investigation_create(
+            team=personas.team, user=personas.member, title=f"Case number {number:02}"
+        )
+
+    first = personas.client(personas.member).get("/investigations/?status=open&q=case")
+
+    assert first.context["page"].paginator.count == 30
+    [next_link] = re.findall(r'href="([^"]*page=2)"', html(first))
+    assert unescape(next_link) == "?status=open&q=case&page=2"
+    second = personas.client(personas.member).get("/investigations/" + unescape(next_link))
+    assert len(second.context["page"].object_list) == 5
+
+
+def test_a_user_without_a_team_is_told_to_join_one(db):
+    client = Client()
+    client.force_login(make_user("loner"))
+
+    response = client.get("/investigations/")
+
+    assert "You are not in a team yet" in html(response)
+    assert "/investigations/new/" not in html(response)
+
+
+def test_a_team_without_investigations_says_so(personas):
+    response = personas.client(personas.outsider).get("/investigations/")
+
+    assert "No investigations yet." in html(response)
+    assert "Open the first one" in html(response)
+
+
+def test_a_viewer_is_not_offered_to_open_an_investigation(personas):
+    Investigation.objects.all().delete()
+
+    response = personas.client(personas.viewer).get("/investigations/")
+
+    assert "No investigations yet." in html(response)
+    assert "/investigations/new/" not in html(response)
+
+
+def test_filters_without_a_match_say_so(personas):
+    response = personas.client(personas.member).get("/investigations/?q=nothing-like-this")
+
+    assert "No investigation matches these filters." in html(response)
+
+
+# --- opening and editing -------------------------------------------------------------------
+
+
+def test_opening_an_investigation_leads_to_its_page(personas):
+    response = personas.client(personas.member).post(
+        "/investigations/new/", new_investigation_form(personas.team, tags="CPU, cpu, Kernel")
+    )
+
+    investigation = Investigation.objects.get(title="TPS halves in containers")
+    assert response.status_code == 302
+    assert response.url == f"/investigations/{investigation.pk}/"
+    assert investigation.lead == personas.member
+    assert sorted(investigation.tags.values_list("name", flat=True)) == ["cpu", "kernel"]
+    assert list(investigation.sides.values_list("label", flat=True)) == ["containers", "VMs"]
+
+
+def test_a_viewer_is_not_offered_the_new_investigation_form(personas):
+    response = personas.client(personas.viewer).get("/investigations/new/")
+
+    assert response.status_code in (302, 403)
+
+
+def test_an_impossible_time_order_is_shown_on_the_new_form_with_what_was_typed(personas):
+    data = new_investigation_form(
+        personas.team, started_at="2025-01-02T10:00", detected_at="2025-01-02T09:30"
+    )
+
+    response = personas.client(personas.member).post("/investigations/new/", data)
+
+    assert response.status_code in (200, 400)
+    page = html(response)
+    assert response.context["form"].errors["detected_at"] == [
+        "Detected cannot be before started (2025-01-02 10:00 UTC)."
+    ]
+    assert "Detected cannot be before started (2025-01-02 10:00 UTC)." in page
+    assert 'value="2025-01-02T09:30"' in page
+    assert 'value="2025-01-02T10:00"' in page
+    assert 'value="TPS halves in containers"' in page
+    assert not Investigation.objects.filter(title="TPS halves in containers").exists()
+
+
+def test_editing_saves_and_goes_back_to_the_investigation(personas):
+    investigation = personas.investigation
+
+    response = personas.client(personas.member).post(
+        f"/investigations/{investigation.pk}/edit/",
+        investigation_form(
+            title="Checkout p99 tripled",
+            severity=Severity.SEV2,
+            lead=personas.member.pk,
+            symptom_value_a="1445",
+            symptom_value_b="557",
+            started_at="2025-01-02T10:00",
+            tags="latency",
+        ),
+    )
+
+    assert response.status_code == 302
+    assert response.url == f"/investigations/{investigation.pk}/"
+    saved = fresh(investigation)
+    assert (saved.title, saved.severity, saved.lead) == (
+        "Checkout p99 tripled",
+        Severity.SEV2,
+        personas.member,
+    )
+    assert saved.started_at.isoformat() == "2025-01-02T10:00:00+00:00"
+    [change] = TimelineEvent.objects.filter(investigation=investigation, kind=EventKind.CHANGE)
+    assert set(change.details["changes"]) == {
+        "title",
+        "severity",
+        "lead",
+        "symptom_value_a",
+        "symptom_value_b",
+        "started_at",
+        "tags",
+    }
+    detail = html(personas.client(personas.member).get(response.url))
+    assert "2.59×" in detail
+
+
+def test_an_impossible_time_order_is_shown_on_the_edit_form_with_what_was_typed(personas):
+    investigation = personas.investigation
+
+    response = personas.client(personas.member).post(
+        f"/investigations/{investigation.pk}/edit/",
+        investigation_form(
+            title="Typed but not saved",
+            mitigated_at="2025-03-01T12:00",
+            resolved_at="2025-03-01T11:15",
+        ),
+    )
+
+    page = html(response)
+    assert response.status_code in (200, 400)
+    assert "Resolved cannot be before mitigated (2025-03-01 12:00 UTC)." in page
+    assert 'value="2025-03-01T11:15"' in page
+    assert 'value="Typed but not saved"' in page
+    assert fresh(investigation).title == "Checkout p99 doubled on the new cloud"
+    assert fresh(investigation).resolved_at is None
+
+
+def test_a_time_in_the_future_is_shown_on_the_form(personas):
+    future = local_input(timezone.now() + timedelta(days=1))
+
+    response = personas.client(personas.member).post(
+        f"/investigations/{personas.investigation.pk}/edit/", investigation_form(detected_at=future)
+    )
+
+    assert "Detected lies in the future." in html(response)
+    assert fresh(personas.investigation).detected_at is None
+
+
+class FormReader(HTMLParser):
+    """What a browser would send for each form of a page, as it stands."""
+
+    def __init__(self):
+        super().__init__()
+        self.forms: list[dict] = []
+        self._form = None
+        self._select = None
+        self._textarea = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "form":
+            self._form = {"action": attrs.get("action"), "fields": {}}
+            self.forms.append(self._form)
+        elif self._form is None:
+            return
+        elif tag == "input" and attrs.get("name"):
+            if attrs.get("type") in ("checkbox", "radio") and "checked" not in attrs:
+                return
+            self._form["fields"][attrs["name"]] = attrs.get("value") or ""
+        elif tag == "select":
+            self._select = attrs["name"]
+            self._form["fields"][self._select] = None
+        elif tag == "option" and self._select:
+            fields = self._form["fields"]
+            if fields[self._select] is None or "selected" in attrs:
+                fields[self._select] = attrs.get("value", "")
+        elif tag == "textarea":
+            self._textarea = attrs["name"]
+            self._form["fields"][self._textarea] = ""
+
+    def handle_endtag(self, tag):
+        if tag == "form":
+            self._form = None
+        elif tag == "select":
+            self._select = None
+        elif tag == "textarea" and self._textarea:
+            # A browser drops the newline that opens a textarea's content.
+            fields = self._form["fields"]
+            fields[self._textarea] = fields[self._textarea].removeprefix("\n")
+            self._textarea = None
+
+    def handle_data(self, data):
+        if self._textarea:
+            self._form["fields"][self._textarea] += data
+
+
+def form_as_sent(response, action=None) -> dict:
+    reader = FormReader()
+    reader.feed(html(response))
+    [form] = [
+        f for f in reader.forms if f["action"] == action and "csrfmiddlewaretoken" in f["fields"]
+    ]
+    return {k: v for k, v in form["fields"].items() if k != "csrfmiddlewaretoken"}
+
+
+def test_saving_the_edit_form_unchanged_records_no_change(personas):
+    investigation = personas.investigation
+    investigation_update(
+        investigation=investigation,
+        user=personas.lead,
+        symptom_metric="p99 latency",
+        symptom_value_a=1445.5,
+        notes="first line\nsecond line",
+        tags=["latency"],
+    )
+    # The status buttons stamp the time to the second, as they happen.
+    investigation_set_status(
+        investigation=investigation, user=personas.member, status=Status.MITIGATED
+    )
+    client = personas.client(personas.member)
+    before = TimelineEvent.objects.filter(kind=EventKind.CHANGE).count()
+    mitigated_at = fresh(investigation).mitigated_at
+
+    form = form_as_sent(client.get(f"/investigations/{investigation.pk}/edit/"))
+    response = client.post(f"/investigations/{investigation.pk}/edit/", form)
+
+    assert response.status_code == 302
+    assert TimelineEvent.objects.filter(kind=EventKind.CHANGE).count() == before, (
+        TimelineEvent.objects.filter(kind=EventKind.CHANGE).last().details
+    )
+    assert fresh(investigation).mitigated_at == mitigated_at
+
+
+# --- status buttons ------------------------------------------------------------------------
+
+
+def test_a_member_marks_the_investigation_mitigated(personas):
+    client = personas.client(personas.member)
+
+    response = client.post(
+        f"/investigations/{personas.investigation.pk}/status/", {"status": Status.MITIGATED}
+    )
+
+    assert response.status_code == 302
+    assert response.url == f"/investigations/{personas.investigation.pk}/"
+    assert fresh(personas.investigation).status == Status.MITIGATED
+    assert fresh(personas.investigation).mitigated_at is not None
+    page = html(client.get(response.url))
+    assert "Status: Open → Mitigated" in page
+
+
+def test_closing_needs_a_lead(personas):
+    url = f"/investigations/{personas.investigation.pk}/status/"
+
+    refused = personas.client(personas.member).post(url, {"status": Status.CLOSED})
+    assert refused.status_code == 403
+    assert fresh(personas.investigation).status == Status.OPEN
+
+    closed = personas.client(personas.lead).post(url, {"status": Status.CLOSED})
+    assert closed.status_code == 302
+    assert fresh(personas.investigation).status == Status.CLOSED
+
+
+def test_only_a_lead_is_offered_the_close_button(personas):
+    url = f"/investigations/{personas.investigation.pk}/"
+
+    assert "Mark closed" not in html(personas.client(personas.member).get(url))
+    assert "Mark mitigated" in html(personas.client(personas.member).get(url))
+    assert "Mark closed" in html(personas.client(personas.lead).get(url))
+
+
+def test_a_closed_investigation_offers_only_reopening(personas):
+    investigation_set_status(
+        investigation=personas.investigation, user=personas.lead, status=Status.CLOSED
+    )
+
+    page = html(
+        personas.client(personas.member).get(f"/investigations/{personas.investigation.pk}/")
+    )
+
+    assert "Reopen" in page
+    assert "Mark mitigated" not in page
+
+
+def test_a_refused_move_is_explained_on_the_page(personas):
+    response = personas.client(personas.member).post(
+        f"/investigations/{personas.investigation.pk}/status/",
+        {"status": Status.OPEN},
+        follow=True,
+    )
+
+    assert "The investigation is already open." in html(response)
+
+
+# --- sides and hosts -----------------------------------------------------------------------
+
+
+def test_a_member_edits_a_side(personas):
+    response = personas.client(personas.member).post(
+        f"/investigations/{personas.investigation.pk}/sides/b/",
+        {"b-label": "bare metal rack 7", "b-kind": SideKind.BARE_METAL},
+    )
+
+    assert response.status_code == 302
+    assert response.url == f"/investigations/{personas.investigation.pk}/#environment"
+    side = personas.investigation.sides.get(key="b")
+    assert (side.label, side.kind) == ("bare metal rack 7", SideKind.BARE_METAL)
+
+
+def test_a_side_without_a_label_is_refused_with_a_message(personas):
+    response = personas.client(personas.member).post(
+        f"/investigations/{personas.investigation.pk}/sides/a/",
+        {"a-label": "", "a-kind": SideKind.VM},
+        follow=True,
+    )
+
+    assert "A side needs a label and a kind." in html(response)
+    assert personas.investigation.sides.get(key="a").label == "new cloud"
+
+
+def test_there_is_no_third_side(personas):
+    response = personas.client(personas.member).post(
+        f"/investigations/{personas.investigation.pk}/sides/c/", {"c-label": "x", "c-kind": "vm"}
+    )
+
+    assert response.status_code == 404
+
+
+def test_a_placed_host_shows_in_the_pairs(world):
+    client = world.personas.client(world.personas.member)
+
+    response = client.post(
+        f"/investigations/{world.investigation.pk}/members/",
+        {"host": world.spare.pk, "side": "b", "role": HostRole.SERVICE},
+        follow=True,
+    )
+
+    page = html(response)
+    assert (
+        response.redirect_chain[-1][0] == f"/investigations/{world.investigation.pk}/#environment"
+    )
+    assert "Placed web-2 on side B (old cloud) as service" in page
+    pairs = response.context["pairs"]
+    assert [(p.a.host.name, p.b.host.name) for p in pairs] == [("web-1", "web-2")]
+
+
+def test_a_host_of_another_team_cannot_be_placed(world):
+    foreign = host_create(
+        team=world.other_team, name="theirs", address="10.9.9.9", port=22, username="otto"
+    )
+
+    response = world.personas.client(world.personas.member).post(
+        f"/investigations/{world.investigation.pk}/members/",
+        {"host": foreign.pk, "side": "a", "role": HostRole.SERVICE},
+        follow=True,
+    )
+
+    assert "Choose a host of the team&#x27;s inventory" in html(response)
+    assert not EnvironmentMember.objects.filter(host=foreign).exists()
+
+
+def test_placing_the_same_host_twice_is_explained(world):
+    response = world.personas.client(world.personas.member).post(
+        f"/investigations/{world.investigation.pk}/members/",
+        {"host": world.host.pk, "side": "a", "role": HostRole.SERVICE},
+        follow=True,
+    )
+
+    assert "This host already has this role on this side." in html(response)
+    assert EnvironmentMember.objects.filter(host=world.host).count() == 1
+
+
+def test_a_member_removes_a_placed_host(world):
+    response = world.personas.client(world.personas.member).post(
+        f"/investigations/{world.investigation.pk}/members/{world.placed.pk}/delete/"
+    )
+
+    assert response.status_code == 302
+    assert not EnvironmentMember.objects.exists()
+    assert TimelineEvent.objects.filter(
+        kind=EventKind.ENVIRONMENT, summary__startswith="Removed web-1"
+    ).exists()
+
+
+def test_a_placement_cannot_be_removed_through_another_investigation(world):
+    other = investigation_create(team=world.team, user=world.personas.member, title="other")
+
+    response = world.personas.client(world.personas.member).post(
+        f"/investigations/{other.pk}/members/{world.placed.pk}/delete/"
+    )
+
+    assert response.status_code == 404
+    assert EnvironmentMember.objects.filter(pk=world.placed.pk).exists()
+
+
+# --- the timeline --------------------------------------------------------------------------
+
+
+def timeline_url(personas, query=""):
+    return f"/investigations/{personas.investigation.pk}/timeline/{query}"
+
+
+def test_htmx_gets_the_timeline_list_alone(personas):
+    response = personas.client(personas.viewer).get(timeline_url(personas), **HX)
+
+    page = html(response)
+    assert response.status_code == 200
+    assert 'id="timeline-list"' in page
+    assert "Investigation opened: Checkout p99 doubled" in page
+    assert "<html" not in page and 'id="timeline-form"' not in page
+    assert "HX-Request" in response["Vary"]
+
+
+def test_an_unchanged_timeline_answers_204(personas):
+    version = selectors.timeline_version(investigation=personas.investigation)
+
+    response = personas.client(personas.viewer).get(timeline_url(personas, f"?v={version}"), **HX)
+
+    assert response.status_code == 204
+    assert response.content == b""
+    assert "HX-Request" in response["Vary"]
+
+
+def test_a_changed_timeline_answers_with_the_new_list(personas):
+    version = selectors.timeline_version(investigation=personas.investigation)
+    timeline_entry_add(
+        investigation=personas.investigation,
+        user=personas.member,
+        kind=EventKind.NOTE,
+        summary="perf top shows futex",
+    )
+
+    response = personas.client(personas.viewer).get(timeline_url(personas, f"?v={version}"), **HX)
+
+    assert response.status_code == 200
+    assert "perf top shows futex" in html(response)
+    new_version = selectors.timeline_version(investigation=personas.investigation)
+    assert f"v={new_version}" in html(response)
+
+
+def test_the_timeline_list_filters_by_kind(personas):
+    timeline_entry_add(
+        investigation=personas.investigation,
+        user=personas.member,
+        kind=EventKind.NOTE,
+        summary="a plain note",
+    )
+    client = personas.client(personas.viewer)
+
+    notes = html(client.get(timeline_url(personas, "?kind=note"), **HX))
+    actions = html(client.get(timeline_url(personas, "?kind=action"), **HX))
+
+    assert "a plain note" in notes and "Investigation opened" not in notes
+    assert "No events of this kind." in actions
+
+
+def test_without_htmx_the_timeline_url_leads_to_the_investigation(personas):
+    client = personas.client(personas.viewer)
+
+    plain = client.get(timeline_url(personas))
+    filtered = client.get(timeline_url(personas, "?kind=note"))
+    bogus = client.get(timeline_url(personas, "?kind=<script>"))
+
+    assert plain.status_code == 302
+    assert plain.url == f"/investigations/{personas.investigation.pk}/"
+    assert filtered.url == f"/investigations/{personas.investigation.pk}/?kind=note#timeline"
+    assert bogus.url == f"/investigations/{personas.investigation.pk}/"
+
+
+def test_an_htmx_post_returns_the_form_and_the_list_with_the_new_event(personas):
+    response = personas.client(personas.member).post(
+        timeline_url(personas),
+        {"kind": EventKind.ACTION, "action": "restart", "summary": "Restarted the pods"},
+        **HX,
+    )
+
+    page = html(response)
+    assert response.status_code == 200
+    assert page.index('id="timeline-form"') < page.index('hx-swap-oob="true"')
+    out_of_band = page[page.index('hx-swap-oob="true"') :]
+    assert "Restarted the pods" in out_of_band
+    assert "Restart" in out_of_band
+    form = page[: page.index('hx-swap-oob="true"')]
+    assert "Restarted the pods" not in form  # a fresh form for the next entry
+    assert TimelineEvent.objects.get(summary="Restarted the pods").author == personas.member
+
+
+def test_an_htmx_post_with_errors_returns_the_form_with_what_was_typed(personas):
+    response = personas.client(personas.member).post(
+        timeline_url(personas),
+        {"kind": EventKind.ACTION, "action": "", "summary": "Did something unnamed"},
+        **HX,
+    )
+
+    page = html(response)
+    assert "Choose what kind of action this was." in page
+    assert "Did something unnamed" in page
+    assert not TimelineEvent.objects.filter(summary="Did something unnamed").exists()
+
+
+def test_a_post_without_htmx_goes_back_to_the_timeline(personas):
+    response = personas.client(personas.member).post(
+        timeline_url(personas), {"kind": EventKind.NOTE, "summary": "A note from a plain form"}
+    )
+
+    assert response.status_code == 302
+    assert response.url == f"/investigations/{personas.investigation.pk}/#timeline"
+    assert TimelineEvent.objects.filter(summary="A note from a plain form").exists()
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"kind": EventKind.NOTE, "summary": ""}, "This field is required."),
+        ({"kind": EventKind.NOTE, "summary": "   "}, "This field is required."),
+        (
+            {"kind": EventKind.ACTION, "summary": "kept text"},
+            "Choose what kind of action this was.",
+        ),
+        ({"kind": EventKind.STATUS, "summary": "kept text"}, "Select a valid choice."),
+    ],
+)
+def test_a_post_with_errors_without_htmx_shows_the_form_again_with_400(personas, data, message):
+    response = personas.client(personas.member).post(timeline_url(personas), data)
+
+    page = html(response)
+    assert response.status_code == 400
+    assert message in page
+    assert 'id="timeline-form"' in page
+    if data["summary"].strip():
+        assert data["summary"] in page
+    assert TimelineEvent.objects.filter(investigation=personas.investigation).count() == 1
+
+
+def test_a_future_entry_is_refused(personas):
+    future = local_input(timezone.now() + timedelta(hours=2))
+
+    response = personas.client(personas.member).post(
+        timeline_url(personas),
+        {"kind": EventKind.NOTE, "summary": "from the future", "occurred_at": future},
+    )
+
+    assert response.status_code == 400
+    assert "This time lies in the future." in html(response)
+
+
+def test_a_back_dated_entry_appears_before_later_events(personas):
+    client = personas.client(personas.member)
+    client.post(timeline_url(personas), {"kind": EventKind.NOTE, "summary": "Later note"})
+    two_days_ago = local_input(timezone.now() - timedelta(days=2))
+
+    client.post(
+        timeline_url(personas),
+        {"kind": EventKind.NOTE, "summary": "Earlier note", "occurred_at": two_days_ago},
+    )
+
+    page = html(client.get(f"/investigations/{personas.investigation.pk}/"))
+    assert (
+        page.index("Earlier note")
+        < page.index("Investigation opened: Checkout")
+        < page.index("Later note")
+    )
+    assert two_days_ago.replace("T", " ") in page
+
+
+# --- teams ---------------------------------------------------------------------------------
+
+
+def test_anyone_signed_in_creates_a_team_and_leads_it(personas):
+    response = personas.client(personas.viewer).post("/teams/", {"name": "Kernel   team"})
+
+    team = Team.objects.get(name="Kernel team")
+    assert response.status_code == 302
+    assert response.url == f"/teams/{team.pk}/"
+    assert Membership.objects.get(team=team).user == personas.viewer
+    assert Membership.objects.get(team=team).role == Role.LEAD
+
+
+def test_a_team_name_in_use_is_refused_on_the_page(personas):
+    response = personas.client(personas.viewer).post("/teams/", {"name": "PAYMENTS sre"})
+
+    assert "A team with this name already exists." in html(response)
+    assert Team.objects.filter(name__iexact="payments sre").count() == 1
+
+
+def test_a_lead_adds_a_member_by_user_name(personas):
+    make_user("nina")
+
+    response = personas.client(personas.lead).post(
+        f"/teams/{personas.team.pk}/", {"username": "nina", "role": Role.RESPONDER}, follow=True
+    )
+
+    assert response.redirect_chain == [(f"/teams/{personas.team.pk}/", 302)]
+    assert Membership.objects.get(team=personas.team, user__username="nina").role == Role.RESPONDER
+    assert "nina" in html(response)
+
+
+def test_an_unknown_user_name_is_an_error_on_the_page(personas):
+    response = personas.client(personas.lead).post(
+        f"/teams/{personas.team.pk}/", {"username": "ghost", "role": Role.VIEWER}
+    )
+
+    assert response.status_code == 200
+    assert "There is no user named &#x27;ghost&#x27;." in html(response)
+    assert 'value="ghost"' in html(response)
+
+
+def test_adding_a_member_twice_is_an_error_on_the_page(personas):
+    response = personas.client(personas.lead).post(
+        f"/teams/{personas.team.pk}/", {"username": "vera", "role": Role.LEAD}
+    )
+
+    assert "This user is already a member of the team." in html(response)
+    assert Membership.objects.get(team=personas.team, user=personas.viewer).role == Role.VIEWER
+
+
+def membership(personas, user):
+    return Membership.objects.get(team=personas.team, user=user)
+
+
+def test_a_lead_changes_a_role(personas):
+    response = personas.client(personas.lead).post(
+        f"/memberships/{membership(personas, personas.viewer).pk}/", {"role": Role.LEAD}
+    )
+
+    assert response.status_code == 302
+    assert response.url == f"/teams/{personas.team.pk}/"
+    assert membership(personas, personas.viewer).role == Role.LEAD
+
+
+def test_a_lead_removes_a_member(personas):
+    personas.client(personas.lead).post(
+        f"/memberships/{membership(personas, personas.member).pk}/", {"remove": "1"}
+    )
+
+    assert not Membership.objects.filter(team=personas.team, user=personas.member).exists()
+    assert (
+        personas.client(personas.member)
+        .get(f"/investigations/{personas.investigation.pk}/")
+        .status_code
+        == 404
+    )
+
+
+@pytest.mark.parametrize("data", [{"remove": "1"}, {"role": Role.RESPONDER}, {"role": Role.VIEWER}])
+def test_the_last_lead_is_protected(personas, data):
+    response = personas.client(personas.lead).post(
+        f"/memberships/{membership(personas, personas.lead).pk}/", data, follow=True
+    )
+
+    assert "A team needs at least one lead; make someone else lead first." in html(response)
+    assert membership(personas, personas.lead).role == Role.LEAD
+
+
+def test_a_lead_who_leaves_the_team_lands_on_a_page_they_can_see(personas):
+    Membership.objects.filter(team=personas.team, user=personas.member).update(role=Role.LEAD)
+
+    response = personas.client(personas.lead).post(
+        f"/memberships/{membership(personas, personas.lead).pk}/", {"remove": "1"}, follow=True
+    )
+
+    assert not Membership.objects.filter(team=personas.team, user=personas.lead).exists()
+    assert response.status_code == 200, response.redirect_chain
+
+
+def test_a_test_message_needs_a_webhook_url(personas):
+    response = personas.client(personas.lead).post(
+        f"/teams/{personas.team.pk}/webhook/", {"test": "1"}, follow=True
+    )
+
+    assert "Set a webhook URL first." in html(response)
+
+
+def test_a_lead_cannot_edit_memberships_of_another_team(personas):
+    theirs = Membership.objects.get(team__name="Another team", user=personas.outsider)
+
+    response = personas.client(personas.lead).post(f"/memberships/{theirs.pk}/", {"remove": "1"})
+
+    assert response.status_code == 404
+    assert Membership.objects.filter(pk=theirs.pk).exists()
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://hooks.example.com/x", "hooks.example.com/x", "https://", "javascript:alert(1)"]
+)
+def test_a_webhook_url_must_be_http_or_https(personas, url):
+    response = personas.client(personas.lead).post(
+        f"/teams/{personas.team.pk}/webhook/", {"webhook_url": url}, follow=True
+    )
+
+    assert "Enter an http:// or https:// URL." in html(response)
+    assert fresh(personas.team).webhook_url == ""
+
+
+def test_a_lead_sets_and_clears_the_webhook(personas):
+    client = personas.client(personas.lead)
+    url = f"/teams/{personas.team.pk}/webhook/"
+
+    saved = client.post(url, {"webhook_url": "https://hooks.example.com/T1/B2"}, follow=True)
+    assert "Webhook saved." in html(saved)
+    assert fresh(personas.team).webhook_url == "https://hooks.example.com/T1/B2"
+    assert 'value="https://hooks.example.com/T1/B2"' in html(saved)
+
+    client.post(url, {"webhook_url": ""})
+    assert fresh(personas.team).webhook_url == ""
+
+
+def test_only_leads_see_the_team_management_forms(personas):
+    url = f"/teams/{personas.team.pk}/"
+
+    lead_page = html(personas.client(personas.lead).get(url))
+    member_page = html(personas.client(personas.member).get(url))
+
+    assert "Add member" in lead_page and 'name="webhook_url"' in lead_page
+    assert "Add member" not in member_page and 'name="webhook_url"' not in member_page
+    assert "/memberships/" not in member_page
+
+
+# --- hosts ---------------------------------------------------------------------------------
+
+
+def host_form(team, **overrides):
+    data = {
+        "team": team.pk,
+        "name": "web-1",
+        "address": "10.0.0.1",
+        "port": "22",
+        "username": "perf",
+    }
+    data.update(overrides)
+    return data
+
+
+def test_a_member_adds_a_host(personas):
+    response = personas.client(personas.member).post(
+        "/hosts/", host_form(personas.team, address=" Web-1.Example.COM "), follow=True
+    )
+
+    host = Host.objects.get(name="web-1")
+    assert response.redirect_chain == [("/hosts/", 302)]
+    assert host.address == "web-1.example.com"
+    assert "Host web-1 added." in html(response)
+    assert "perf@web-1.example.com:22" in html(response)
+
+
+def test_host_errors_are_shown_with_what_was_typed(personas):
+    response = personas.client(personas.member).post(
+        "/hosts/", host_form(personas.team, address="web 1;reboot", username="root;reboot")
+    )
+
+    page = html(response)
+    assert response.status_code == 200
+    assert "Enter a host name (letters, digits, hyphens and dots)" in page
+    assert "Enter a Unix user name" in page
+    assert 'value="web 1;reboot"' in page
+    assert not Host.objects.exists()
+
+
+def test_a_duplicate_host_name_is_shown_on_the_form(world):
+    response = world.personas.client(world.personas.member).post("/hosts/", host_form(world.team))
+
+    assert "The team already has a host with this name." in html(response)
+    assert Host.objects.filter(name="web-1").count() == 1
+
+
+def test_a_port_out_of_range_is_shown_on_the_form(personas):
+    response = personas.client(personas.member).post(
+        "/hosts/", host_form(personas.team, port="70000")
+    )
+
+    assert "Ensure this value is less than or equal to 65535." in html(response)
+    assert not Host.objects.exists()
+
+
+def test_a_member_edits_a_host(world):
+    response = world.personas.client(world.personas.member).post(
+        f"/hosts/{world.host.pk}/",
+        {
+            "name": "web-1",
+            "address": "WEB-1.internal",
+            "port": "2222",
+            "username": "deploy",
+            "jump_host": world.spare.pk,
+        },
+    )
+
+    assert response.status_code == 302
+    assert response.url == f"/hosts/{world.host.pk}/"
+    host = fresh(world.host)
+    assert (host.address, host.port, host.username, host.jump_host) == (
+        "web-1.internal",
+        2222,
+        "deploy",
+        world.spare,
+    )
+
+
+def test_a_jump_host_loop_is_shown_on_the_form(world):
+    client = world.personas.client(world.personas.member)
+    base = {"address": "10.0.0.1", "port": "22", "username": "perf"}
+    client.post(f"/hosts/{world.host.pk}/", {**base, "name": "web-1", "jump_host": world.spare.pk})
+
+    response = client.post(
+        f"/hosts/{world.spare.pk}/", {**base, "name": "web-2", "jump_host": world.host.pk}
+    )
+
+    assert "These jump hosts would form a loop." in html(response)
+    assert fresh(world.spare).jump_host is None
+
+
+def test_a_host_cannot_be_deleted_while_placed(world):
+    response = world.personas.client(world.personas.member).post(
+        f"/hosts/{world.host.pk}/delete/", follow=True
+    )
+
+    assert response.redirect_chain == [(f"/hosts/{world.host.pk}/", 302)]
+    assert "This host is placed in investigations: Checkout p99 doubled" in html(response)
+    assert Host.objects.filter(pk=world.host.pk).exists()
+
+
+def test_an_unplaced_host_is_deleted(world):
+    response = world.personas.client(world.personas.member).post(
+        f"/hosts/{world.spare.pk}/delete/", follow=True
+    )
+
+    assert response.redirect_chain == [("/hosts/", 302)]
+    assert "Host web-2 deleted." in html(response)
+    assert not Host.objects.filter(pk=world.spare.pk).exists()
+
+
+def test_the_host_list_shows_only_the_users_teams(world):
+    host_create(team=world.other_team, name="otto-box", address="10.9.9.9", port=22, username="o")
+
+    mine = html(world.personas.client(world.personas.viewer).get("/hosts/"))
+    theirs = html(world.personas.client(world.personas.outsider).get("/hosts/"))
+
+    assert "web-1" in mine and "otto-box" not in mine
+    assert "otto-box" in theirs and "web-1" not in theirs
+
+
+def test_a_viewer_gets_no_host_forms(world):
+    listing = html(world.personas.client(world.personas.viewer).get("/hosts/"))
+    detail = html(world.personas.client(world.personas.viewer).get(f"/hosts/{world.host.pk}/"))
+
+    assert "Add a host" not in listing
+    assert "Delete host" not in detail and 'name="address"' not in detail
+
+
+# --- credentials ---------------------------------------------------------------------------
+
+
+def test_a_member_adds_a_credential_and_sees_only_its_fingerprint(personas, make_key):
+    key = make_key()
+
+    response = personas.client(personas.member).post(
+        "/credentials/",
+        {"team": personas.team.pk, "name": "perf key", "private_key": key.text},
+        follow=True,
+    )
+
+    credential = Credential.objects.get(name="perf key")
+    page = html(response)
+    assert response.redirect_chain == [("/credentials/", 302)]
+    assert credential.fingerprint in page
+    assert "PRIVATE KEY" not in page
+    for line in key.body_lines:
+        assert line not in page
+
+
+def assert_no_secret(page: str, key, passphrase: str = ""):
+    assert "-----BEGIN OPENSSH PRIVATE KEY-----" not in page
+    for line in key.body_lines:
+        assert line not in page
+    if passphrase:
+        assert passphrase not in page
+
+
+def test_a_wrong_passphrase_never_echoes_the_key_or_the_passphrase(personas, make_key):
+    key = make_key(passphrase="the-right-passphrase")
+
+    response = personas.client(personas.member).post(
+        "/credentials/",
+        {
+            "team": personas.team.pk,
+            "name": "locked key",
+            "private_key": key.text,
+            "passphrase": "a-wrong-passphrase-7431",
+        },
+    )
+
+    page = html(response)
+    assert response.status_code == 200
+    assert "The passphrase does not unlock this key." in page
+    assert 'value="locked key"' in page
+    assert_no_secret(page, key, "a-wrong-passphrase-7431")
+    assert not Credential.objects.exists()
+
+
+def test_a_form_error_elsewhere_never_echoes_the_key(personas, make_key):
+    key = make_key(passphrase="secret-passphrase-99")
+
+    response = personas.client(personas.member).post(
+        "/credentials/",
+        {
+            "team": personas.team.pk,
+            "name": "",
+            "private_key": key.text,
+            "passphrase": "secret-passphrase-99",
+        },
+    )
+
+    page = html(response)
+    assert "This field is required." in page
+    assert_no_secret(page, key, "secret-passphrase-99")
+
+
+def test_a_duplicate_credential_name_never_echoes_the_key(world):
+    key = world.make_key()
+    world.credential  # noqa: B018 - "spare key" exists
+
+    response = world.personas.client(world.personas.member).post(
+        "/credentials/", {"team": world.team.pk, "name": "spare key", "private_key": key.text}
+    )
+
+    page = html(response)
+    assert "The team already has a credential with this name." in page
+    assert_no_secret(page, key)
+
+
+def test_a_credential_in_use_cannot_be_deleted(world):
+    credential = world.credential
+    client = world.personas.client(world.personas.member)
+    client.post(
+        f"/hosts/{world.spare.pk}/",
+        {
+            "name": "web-2",
+            "address": "10.0.0.2",
+            "port": "22",
+            "username": "perf",
+            "credential": credential.pk,
+        },
+    )
+    assert fresh(world.spare).credential == credential
+
+    response = client.post(f"/credentials/{credential.pk}/delete/", follow=True)
+
+    assert "Hosts still use this credential: web-2." in html(response)
+    assert Credential.objects.filter(pk=credential.pk).exists()
+
+
+def test_a_viewer_gets_no_credential_form(world):
+    world.credential  # noqa: B018
+
+    page = html(world.personas.client(world.personas.viewer).get("/credentials/"))
+
+    assert "spare key" in page
+    assert 'name="private_key"' not in page
+
+
+# --- profile and tokens --------------------------------------------------------------------
+
+
+def test_a_new_token_is_shown_once(personas):
+    client = personas.client(personas.member)
+
+    created = client.post("/profile/", {"name": "CI pipeline"})
+
+    [raw] = re.findall(r'value="(pc_[^"]+)"', html(created))
+    token = ApiToken.objects.get(user=personas.member)
+    assert raw.startswith(token.prefix)
+    assert "no-store" in created["Cache-Control"]
+    assert "Copy this token now" in html(created)
+    later = html(client.get("/profile/"))
+    assert raw not in later
+    assert token.prefix in later and "CI pipeline" in later
+
+
+def test_a_token_without_a_name_is_refused(personas):
+    response = personas.client(personas.member).post("/profile/", {"name": "   "})
+
+    assert "This field is required." in html(response)
+    assert not ApiToken.objects.exists()
+
+
+def test_a_token_is_revoked(personas):
+    token, _ = api_token_create(user=personas.member, name="old")
+
+    response = personas.client(personas.member).post(
+        f"/profile/tokens/{token.pk}/revoke/", follow=True
+    )
+
+    assert response.redirect_chain == [("/profile/", 302)]
+    assert fresh(token).revoked_at is not None
+    assert "Token old revoked." in html(response)
+    assert "revoked " in html(response)
+
+
+@pytest.mark.parametrize("who", ["lead", "viewer", "outsider"])
+def test_no_one_revokes_another_users_token(personas, who):
+    token, _ = api_token_create(user=personas.member, name="mine")
+
+    response = personas.client(getattr(personas, who)).post(f"/profile/tokens/{token.pk}/revoke/")
+
+    assert response.status_code == 404
+    assert fresh(token).revoked_at is None
+
+
+def test_revoking_needs_a_signed_in_user(personas):
+    token, _ = api_token_create(user=personas.member, name="mine")
+
+    response = Client().post(f"/profile/tokens/{token.pk}/revoke/")
+
+    check_status(response, LOGIN)
+    assert fresh(token).revoked_at is None
+
+
+# --- the browser's time zone ---------------------------------------------------------------
+
+
+def test_times_are_read_and_shown_in_the_browsers_time_zone(personas):
+    client = personas.client(personas.member)
+    client.cookies["perfcase_tz"] = "Asia/Tokyo"
+
+    client.post(
+        f"/investigations/{personas.investigation.pk}/edit/",
+        investigation_form(started_at="2025-01-02T10:00"),
+    )
+
+    assert fresh(personas.investigation).started_at.isoformat() == "2025-01-02T01:00:00+00:00"
+    page = html(client.get(f"/investigations/{personas.investigation.pk}/"))
+    assert "2025-01-02 10:00 JST" in page
+
+
+@pytest.mark.parametrize("cookie", ["Not/AZone", "../../../etc/passwd", "", "%00"])
+def test_a_bad_time_zone_cookie_falls_back_to_utc(personas, cookie):
+    investigation_update(
+        investigation=personas.investigation,
+        user=personas.lead,
+        started_at=datetime(2025, 1, 2, 1, 0, tzinfo=UTC),
+    )
+    client = personas.client(personas.member)
+    client.cookies["perfcase_tz"] = cookie
+
+    response = client.get(f"/investigations/{personas.investigation.pk}/")
+
+    assert response.status_code == 200
+    assert "2025-01-02 01:00 UTC" in html(response)

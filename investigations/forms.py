@@ -75,6 +75,7 @@ class InvestigationForm(forms.Form):
     def __init__(self, *args, members, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["lead"].queryset = members
+        self.fields["lead"].empty_label = "No lead"
         self.fields["lead"].label_from_instance = lambda user: user.get_username()
 
     def service_fields(self, *, changed_only: bool = False) -> dict:
@@ -99,6 +100,7 @@ class InvestigationCreateForm(InvestigationForm):
     def __init__(self, *args, teams, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = teams
+        self.fields["lead"].empty_label = "Me"
 
 
 class StatusForm(forms.Form):

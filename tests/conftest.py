@@ -2,12 +2,14 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from urllib.parse import quote
 
 import pytest
@@ -47,6 +49,39 @@ class Personas:
         client = Client()
         client.force_login(user)
         return client
+
+
+def fresh(obj):
+    return type(obj).objects.get(pk=obj.pk)
+
+
+@pytest.fixture
+def make_key(tmp_path):
+    """Real ed25519 key pairs made by ssh-keygen, with the fingerprint ssh-keygen prints."""
+    if shutil.which("ssh-keygen") is None:
+        require_real_tool("ssh-keygen is not installed")
+    counter = iter(range(1000))
+
+    def make(passphrase: str = ""):
+        path = tmp_path / f"id_ed25519_{next(counter)}"
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", "perfcase", "-f", path],
+            check=True,
+            capture_output=True,
+        )
+        listing = subprocess.run(
+            ["ssh-keygen", "-l", "-f", f"{path}.pub"], check=True, capture_output=True, text=True
+        )
+        text = path.read_text()
+        body = [line for line in text.splitlines() if line and not line.startswith("-----")]
+        return SimpleNamespace(
+            text=text,
+            body_lines=body,
+            public=(tmp_path / f"{path.name}.pub").read_text(),
+            fingerprint=listing.stdout.split()[1],
+        )
+
+    return make
 
 
 def make_user(username: str):
@@ -123,10 +158,14 @@ TEST_QUEUE = f"perfcase-test-{uuid.uuid4().hex[:8]}"
 
 
 def pytest_configure(config):
-    # Our own queue, so that a test run never takes or leaves work on a shared broker.
+    from django.conf import settings
+
     from app.celery import app
 
+    # Our own queue, so that a test run never takes or leaves work on a shared broker.
     app.conf.task_default_queue = TEST_QUEUE
+    # Personas are made in almost every test; a cheap hasher keeps the suite fast.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def _database_url(settings_dict: dict) -> str:

@@ -38,12 +38,6 @@ BAD_IDS = [BIG_ID, 0, -1]
 PERSONA_NAMES = ["member", "viewer", "outsider", "anonymous"]
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # Four personas per test with the production hasher would make this file slow.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 # --- helpers --------------------------------------------------------------------------------
 
 

@@ -15,11 +15,6 @@ hostile = pytest.mark.parametrize("text", HOSTILE_STRINGS, ids=IDS)
 NAME_LIMIT = 200
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def page_of(response) -> str:
     assert response.status_code == 200, response.status_code
     return response.content.decode()

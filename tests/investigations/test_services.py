@@ -1,9 +1,6 @@
 """The services: every write and the rules it keeps, called directly with real models."""
 
-import shutil
-import subprocess
 from datetime import timedelta
-from types import SimpleNamespace
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -55,15 +52,9 @@ from investigations.services.teams import (
 )
 from investigations.services.timeline import timeline_entry_add
 from investigations.vault import unseal
-from tests.conftest import make_user, require_real_tool
+from tests.conftest import fresh, make_user
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # The personas are made with create_user; a real but cheap hasher keeps the file fast.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def errors_of(excinfo) -> dict:
@@ -79,41 +70,8 @@ def ago(**delta):
     return timezone.now() - timedelta(**delta)
 
 
-def fresh(obj):
-    return type(obj).objects.get(pk=obj.pk)
-
-
 def set_status_directly(investigation, status):
     Investigation.objects.filter(pk=investigation.pk).update(status=status)
-
-
-@pytest.fixture
-def make_key(tmp_path):
-    """A real ed25519 key pair made by ssh-keygen, with its fingerprint as ssh-keygen prints it."""
-    if shutil.which("ssh-keygen") is None:
-        require_real_tool("ssh-keygen is not installed")
-    counter = iter(range(1000))
-
-    def make(passphrase: str = ""):
-        path = tmp_path / f"id_ed25519_{next(counter)}"
-        subprocess.run(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", "perfcase", "-f", path],
-            check=True,
-            capture_output=True,
-        )
-        listing = subprocess.run(
-            ["ssh-keygen", "-l", "-f", f"{path}.pub"], check=True, capture_output=True, text=True
-        )
-        text = path.read_text()
-        body = [line for line in text.splitlines() if line and not line.startswith("-----")]
-        return SimpleNamespace(
-            text=text,
-            body_lines=body,
-            public=(tmp_path / f"{path.name}.pub").read_text(),
-            fingerprint=listing.stdout.split()[1],
-        )
-
-    return make
 
 
 def a_host(team, name="web-1", **fields):

@@ -1,8 +1,6 @@
 """The pages, tried by every persona: lead, member (responder), viewer, outsider, anonymous."""
 
 import re
-import shutil
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -36,19 +34,13 @@ from investigations.services.investigations import (
 from investigations.services.teams import team_create
 from investigations.services.timeline import timeline_entry_add
 from investigations.services.tokens import api_token_create
-from tests.conftest import make_user, require_real_tool
+from tests.conftest import fresh, make_user
 
 pytestmark = pytest.mark.django_db
 
 PERSONAS = ["lead", "member", "viewer", "outsider", "anonymous"]
 LOGIN = "login"  # expected: a redirect to the sign-in page
 HX = {"HTTP_HX_REQUEST": "true"}
-
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    # The personas are made with create_user; a real but cheap hasher keeps the file fast.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def client_for(personas, who: str) -> Client:
@@ -59,10 +51,6 @@ def html(response) -> str:
     return response.content.decode()
 
 
-def fresh(obj):
-    return type(obj).objects.get(pk=obj.pk)
-
-
 def local_input(moment) -> str:
     """A time as a datetime-local input sends it (the server's zone: no cookie is set)."""
     return timezone.localtime(moment).strftime("%Y-%m-%dT%H:%M")
@@ -70,27 +58,6 @@ def local_input(moment) -> str:
 
 def messages_of(response) -> list[str]:
     return [str(m) for m in response.context["messages"]] if response.context else []
-
-
-@pytest.fixture
-def make_key(tmp_path):
-    """A real ed25519 private key made by ssh-keygen."""
-    if shutil.which("ssh-keygen") is None:
-        require_real_tool("ssh-keygen is not installed")
-    counter = iter(range(1000))
-
-    def make(passphrase: str = ""):
-        path = tmp_path / f"id_ed25519_{next(counter)}"
-        subprocess.run(
-            ["ssh-keygen", "-q", "-t", "ed25519", "-N", passphrase, "-C", "perfcase", "-f", path],
-            check=True,
-            capture_output=True,
-        )
-        text = path.read_text()
-        body = [line for line in text.splitlines() if line and not line.startswith("-----")]
-        return SimpleNamespace(text=text, body_lines=body)
-
-    return make
 
 
 class World:

@@ -226,6 +226,14 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TASK_ALWAYS_EAGER = False
 
 WEBHOOK_TIMEOUT_SECONDS = env_int("PERFCASE_WEBHOOK_TIMEOUT", 10, minimum=1)
+
+# Collections. The local transport runs probes on the app's own machine (demo, single-machine
+# set-ups); it is off unless DEBUG or explicitly enabled.
+LOCAL_TRANSPORT = env_bool("PERFCASE_LOCAL_TRANSPORT", DEBUG)
+SSH_CONNECT_TIMEOUT = env_int("PERFCASE_SSH_CONNECT_TIMEOUT", 10, minimum=1)
+FACTS_TIMEOUT = env_int("PERFCASE_FACTS_TIMEOUT", 90, minimum=5)
+# Targets of one collection wait this long for each other, so that they start together.
+COLLECTION_START_DELAY_MS = env_int("PERFCASE_COLLECTION_START_DELAY_MS", 500)
 # How often an open page asks for new timeline events, in milliseconds.
 TIMELINE_POLL_MS = env_int("PERFCASE_TIMELINE_POLL_MS", 3000, minimum=500)
 

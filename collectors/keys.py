@@ -52,6 +52,13 @@ def inspect_private_key(text: str, passphrase: str = "") -> PrivateKeyInfo:
     return PrivateKeyInfo(key_type, bits, fingerprint_of_blob(blob), encrypted)
 
 
+def load_private_key(text: str, passphrase: str = ""):
+    """The cryptography key object; raises PrivateKeyError like inspect_private_key."""
+    data = text.strip().replace("\r\n", "\n").encode()
+    key, _ = _load(data, passphrase.encode() or None)
+    return key
+
+
 def public_key_blob(key) -> tuple[str, bytes]:
     """The key's OpenSSH public type name and wire-format blob."""
     line = key.public_key().public_bytes(

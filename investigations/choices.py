@@ -97,6 +97,8 @@ class EventKind(ColouredChoices):
     STATUS = "status", "Status change"
     CHANGE = "change", "Edit"
     ENVIRONMENT = "environment", "Environment"
+    COLLECTION = "collection", "Collection"
+    FINDING = "finding", "Finding"
 
     @classmethod
     def _colours(cls):
@@ -106,6 +108,8 @@ class EventKind(ColouredChoices):
             cls.STATUS: "purple",
             cls.CHANGE: "grey",
             cls.ENVIRONMENT: "teal",
+            cls.COLLECTION: "teal",
+            cls.FINDING: "orange",
         }
 
 
@@ -136,4 +140,58 @@ class DeliveryStatus(ColouredChoices):
             cls.SENDING: "blue",
             cls.DELIVERED: "green",
             cls.FAILED: "red",
+        }
+
+
+class HostTransport(models.TextChoices):
+    SSH = "ssh", "SSH"
+    LOCAL = "local", "This machine (local transport)"
+
+
+class CollectionKind(models.TextChoices):
+    FACTS = "facts", "Host facts"
+
+
+class TargetStatus(ColouredChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+    @classmethod
+    def _colours(cls):
+        return {cls.QUEUED: "grey", cls.RUNNING: "blue", cls.SUCCEEDED: "green", cls.FAILED: "red"}
+
+
+ENDED_TARGET_STATUSES = [TargetStatus.SUCCEEDED, TargetStatus.FAILED]
+
+
+class FindingSeverity(ColouredChoices):
+    HIGH = "high", "High"
+    MEDIUM = "medium", "Medium"
+    LOW = "low", "Low"
+    INFO = "info", "Info"
+
+    @classmethod
+    def rank(cls, value: str) -> int:
+        return [cls.HIGH, cls.MEDIUM, cls.LOW, cls.INFO].index(value)
+
+    @classmethod
+    def _colours(cls):
+        return {cls.HIGH: "red", cls.MEDIUM: "orange", cls.LOW: "yellow", cls.INFO: "grey"}
+
+
+class FindingStatus(ColouredChoices):
+    OPEN = "open", "Open"
+    CONFIRMED = "confirmed", "Confirmed"
+    DISMISSED = "dismissed", "Dismissed"
+    RESOLVED = "resolved", "Resolved"
+
+    @classmethod
+    def _colours(cls):
+        return {
+            cls.OPEN: "orange",
+            cls.CONFIRMED: "red",
+            cls.DISMISSED: "grey",
+            cls.RESOLVED: "green",
         }

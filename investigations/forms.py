@@ -1,14 +1,17 @@
 """Page forms check types and shapes; the services check the rules and say what is wrong."""
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from collectors.facts import validate_path, validate_service
 from investigations.choices import (
     MANUAL_EVENT_KINDS,
     ActionKind,
     Direction,
     EventKind,
     HostRole,
+    HostTransport,
     Role,
     Severity,
     SideKey,
@@ -176,11 +179,18 @@ class HostForm(forms.Form):
     username = forms.CharField()
     credential = forms.ModelChoiceField(queryset=None, required=False)
     jump_host = forms.ModelChoiceField(queryset=None, required=False)
+    transport = forms.ChoiceField(
+        choices=HostTransport.choices,
+        initial=HostTransport.SSH,
+        help_text="The local transport runs probes on Perfcase's own machine, without SSH",
+    )
 
     def __init__(self, *args, credentials, jump_hosts, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["credential"].queryset = credentials
         self.fields["jump_host"].queryset = jump_hosts
+        if not settings.LOCAL_TRANSPORT:
+            del self.fields["transport"]
 
 
 class HostCreateForm(HostForm):
@@ -195,3 +205,35 @@ class HostCreateForm(HostForm):
 
 class ApiTokenForm(forms.Form):
     name = forms.CharField(help_text="What will use it, e.g. 'CI pipeline'")
+
+
+class CollectFactsForm(forms.Form):
+    service = forms.CharField(
+        required=False,
+        label="Service process",
+        help_text="Optional: a process name (as in /proc/PID/comm, e.g. java) or a PID",
+    )
+    paths = forms.CharField(
+        required=False,
+        label="Mounts of",
+        help_text="Optional: paths whose mount options to record, separated by spaces",
+    )
+
+    def clean_service(self) -> str:
+        try:
+            return validate_service(self.cleaned_data["service"])
+        except ValueError as error:
+            raise ValidationError(str(error)) from None
+
+    def clean_paths(self) -> list[str]:
+        paths = self.cleaned_data["paths"].split()
+        for path in paths:
+            try:
+                validate_path(path)
+            except ValueError as error:
+                raise ValidationError(f"{path[:80]}: {error}") from None
+        return paths
+
+
+class HostKeyTrustForm(forms.Form):
+    fingerprint = forms.CharField()

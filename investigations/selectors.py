@@ -3,13 +3,16 @@
 from dataclasses import dataclass
 from itertools import zip_longest
 
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Case, Count, IntegerField, Max, QuerySet, Value, When
 
-from investigations.choices import HostRole, SideKey
+from investigations.choices import FindingSeverity, FindingStatus, HostRole, SideKey
 from investigations.models import (
     ApiToken,
+    Collection,
     Credential,
     EnvironmentMember,
+    FactSnapshot,
+    Finding,
     Host,
     Investigation,
     Membership,
@@ -102,3 +105,82 @@ def recent_deliveries(*, team: Team, limit: int = 10) -> QuerySet[WebhookDeliver
 
 def api_tokens_for(*, user) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(user=user)
+
+
+def latest_snapshots(*, investigation: Investigation) -> dict[tuple[int, str], FactSnapshot]:
+    """The newest fact snapshot of each host on each side: {(host id, side key): snapshot}.
+
+    Two queries: the newest ids, then those rows (older snapshots' facts are never loaded).
+    """
+    newest = (
+        FactSnapshot.objects.filter(investigation=investigation)
+        .values("host", "side")
+        .annotate(last=Max("id"))
+        .values_list("last", flat=True)
+    )
+    snapshots = FactSnapshot.objects.filter(id__in=list(newest)).select_related("host", "side")
+    return {(s.host_id, s.side.key): s for s in snapshots}
+
+
+@dataclass
+class FactPair:
+    roles: list[str]
+    a: EnvironmentMember
+    b: EnvironmentMember
+    snapshot_a: FactSnapshot | None
+    snapshot_b: FactSnapshot | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.a.host_id}:{self.b.host_id}"
+
+    @property
+    def complete(self) -> bool:
+        return self.snapshot_a is not None and self.snapshot_b is not None
+
+
+def fact_pairs(*, investigation: Investigation) -> list[FactPair]:
+    """Every host pair with both sides present, once per pair of hosts, with their facts."""
+    snapshots = latest_snapshots(investigation=investigation)
+    pairs: dict[tuple[int, int], FactPair] = {}
+    for pair in host_pairs(investigation=investigation):
+        if pair.a is None or pair.b is None:
+            continue
+        key = (pair.a.host_id, pair.b.host_id)
+        if key in pairs:
+            pairs[key].roles.append(pair.role_label)
+            continue
+        pairs[key] = FactPair(
+            roles=[pair.role_label],
+            a=pair.a,
+            b=pair.b,
+            snapshot_a=snapshots.get((pair.a.host_id, SideKey.A)),
+            snapshot_b=snapshots.get((pair.b.host_id, SideKey.B)),
+        )
+    return list(pairs.values())
+
+
+def findings_for(*, investigation: Investigation, status: str = "") -> QuerySet[Finding]:
+    """Findings, the most severe first; open and confirmed ones before the rest."""
+    severity_rank = Case(
+        *[When(severity=s, then=Value(FindingSeverity.rank(s))) for s in FindingSeverity.values],
+        output_field=IntegerField(),
+    )
+    settled = Case(
+        When(status__in=[FindingStatus.OPEN, FindingStatus.CONFIRMED], then=Value(0)),
+        default=Value(1),
+        output_field=IntegerField(),
+    )
+    findings = investigation.findings.select_related("host_a", "host_b").order_by(
+        settled, severity_rank, "rule", "subject"
+    )
+    return findings.filter(status=status) if status else findings
+
+
+def collections_for(*, investigation: Investigation, limit: int = 5) -> list[Collection]:
+    """The newest collections with their targets, hosts and sides loaded."""
+    return list(
+        investigation.collections.prefetch_related(
+            "targets__host", "targets__side", "targets__artifacts"
+        )[:limit]
+    )

@@ -1,6 +1,14 @@
 from django.urls import path
 
-from investigations.views import accounts, health, inventory, investigations, teams, timeline
+from investigations.views import (
+    accounts,
+    collections,
+    health,
+    inventory,
+    investigations,
+    teams,
+    timeline,
+)
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -27,6 +35,15 @@ urlpatterns = [
         name="member_delete",
     ),
     path("investigations/<int:pk>/timeline/", timeline.timeline, name="timeline"),
+    path(
+        "investigations/<int:pk>/collections/",
+        collections.collection_new,
+        name="collection_new",
+    ),
+    path("investigations/<int:pk>/facts/diff/", collections.facts_diff, name="facts_diff"),
+    path("collections/<int:pk>/", collections.collection_status, name="collection_status"),
+    path("findings/<int:pk>/status/", collections.finding_status, name="finding_status"),
+    path("artifacts/<int:pk>/", collections.artifact_download, name="artifact_download"),
     path("teams/", teams.team_list, name="team_list"),
     path("teams/<int:pk>/", teams.team_detail, name="team_detail"),
     path("teams/<int:pk>/webhook/", teams.team_webhook, name="team_webhook"),
@@ -34,6 +51,8 @@ urlpatterns = [
     path("hosts/", inventory.host_list, name="host_list"),
     path("hosts/<int:pk>/", inventory.host_detail, name="host_detail"),
     path("hosts/<int:pk>/delete/", inventory.host_remove, name="host_remove"),
+    path("hosts/<int:pk>/host-key/scan/", inventory.host_key_scan_view, name="host_key_scan"),
+    path("hosts/<int:pk>/host-key/trust/", inventory.host_key_trust_view, name="host_key_trust"),
     path("credentials/", inventory.credential_list, name="credential_list"),
     path("credentials/<int:pk>/delete/", inventory.credential_remove, name="credential_remove"),
     path("profile/", accounts.profile, name="profile"),

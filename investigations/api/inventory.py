@@ -1,5 +1,7 @@
+from datetime import datetime
+
 from django.core.exceptions import ValidationError
-from ninja import Router, Status
+from ninja import Field, Router, Schema, Status
 
 from investigations.access import credential_for_user, host_for_user, team_for_user
 from investigations.api.schemas import (
@@ -10,10 +12,12 @@ from investigations.api.schemas import (
     HostOut,
     HostPatch,
     Id,
+    Text,
 )
 from investigations.choices import Role
 from investigations.models import Credential, Host
 from investigations.selectors import credentials_for_user, hosts_for_user
+from investigations.services.hostkeys import host_key_scan, host_key_trust
 from investigations.services.inventory import (
     credential_create,
     credential_delete,
@@ -114,3 +118,32 @@ def hosts_patch(request, host_id: Id, payload: HostPatch):
 def hosts_delete(request, host_id: Id):
     host_delete(host=host_for_user(request.user, host_id, Role.RESPONDER))
     return Status(204, None)
+
+
+class HostKeyOut(Schema):
+    key_type: str
+    fingerprint: str
+
+
+class HostKeyTrustIn(Schema):
+    fingerprint: Text
+
+
+class HostKeyTrustedOut(Schema):
+    key_type: str = Field(alias="host_key_type")
+    fingerprint: str = Field(alias="host_key_fingerprint")
+    trusted_at: datetime = Field(alias="host_key_trusted_at")
+
+
+@router.post("/hosts/{host_id}/host-key/scan", response={200: HostKeyOut, 502: ErrorOut, **ERRORS})
+def hosts_key_scan(request, host_id: Id):
+    """The key the host presents now (not trusted until you trust it). 502: unreachable."""
+    host = host_for_user(request.user, host_id, Role.RESPONDER)
+    return host_key_scan(host=host)
+
+
+@router.post("/hosts/{host_id}/host-key/trust", response={200: HostKeyTrustedOut, **ERRORS})
+def hosts_key_trust(request, host_id: Id, payload: HostKeyTrustIn):
+    """Pin the scanned key: send the fingerprint you compared with the host's own."""
+    host = host_for_user(request.user, host_id, Role.RESPONDER)
+    return host_key_trust(host=host, user=request.user, fingerprint=payload.fingerprint)

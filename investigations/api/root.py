@@ -10,6 +10,7 @@ from ninja.errors import ValidationError as InputError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 
+from collectors.errors import CollectorError
 from investigations.services.tokens import api_token_authenticate
 
 
@@ -103,6 +104,12 @@ def _http_error(request, exc: HttpError):
     return _error(request, exc.status_code, detail, [{"field": None, "message": detail}])
 
 
+@api.exception_handler(CollectorError)
+def _remote_error(request, exc: CollectorError):
+    # The host, not the request, is at fault: a gateway error with what to do about it.
+    return _error(request, 502, exc.message)
+
+
 @api.exception_handler(AuthenticationError)
 def _unauthorised(request, exc: AuthenticationError):
     return _error(
@@ -110,8 +117,9 @@ def _unauthorised(request, exc: AuthenticationError):
     )
 
 
-from investigations.api import accounts, inventory, investigations  # noqa: E402
+from investigations.api import accounts, evidence, inventory, investigations  # noqa: E402
 
 api.add_router("", accounts.router)
 api.add_router("", investigations.router)
 api.add_router("", inventory.router)
+api.add_router("", evidence.router)

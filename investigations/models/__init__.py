@@ -1,3 +1,5 @@
+from investigations.models.collections import Artifact, Collection, CollectionTarget
+from investigations.models.evidence import FactSnapshot, Finding
 from investigations.models.inventory import Credential, EnvironmentMember, Host
 from investigations.models.investigations import Investigation, Side, Tag
 from investigations.models.teams import ApiToken, Membership, Team
@@ -6,6 +8,11 @@ from investigations.models.webhooks import WebhookDelivery
 
 __all__ = [
     "ApiToken",
+    "Artifact",
+    "Collection",
+    "CollectionTarget",
+    "FactSnapshot",
+    "Finding",
     "Credential",
     "EnvironmentMember",
     "Host",

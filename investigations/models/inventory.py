@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from investigations.choices import HostRole
+from investigations.choices import HostRole, HostTransport
 
 
 class Credential(models.Model):
@@ -44,6 +44,20 @@ class Host(models.Model):
     jump_host = models.ForeignKey(
         "self", on_delete=models.PROTECT, null=True, blank=True, related_name="jumped_hosts"
     )
+    transport = models.CharField(
+        max_length=10, choices=HostTransport.choices, default=HostTransport.SSH
+    )
+    # The pinned host key: a connection that meets another key is refused.
+    host_key_type = models.CharField(max_length=40, blank=True)
+    host_key_fingerprint = models.CharField(max_length=100, blank=True)
+    host_key_trusted_at = models.DateTimeField(null=True, blank=True)
+    host_key_trusted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # The key the last scan saw, waiting for a person to compare and trust it.
+    scanned_key_type = models.CharField(max_length=40, blank=True)
+    scanned_key_fingerprint = models.CharField(max_length=100, blank=True)
+    scanned_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

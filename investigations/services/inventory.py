@@ -1,8 +1,9 @@
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from collectors.keys import PrivateKeyError, inspect_private_key
-from investigations.choices import EventKind, HostRole
+from investigations.choices import EventKind, HostRole, HostTransport
 from investigations.models import Credential, EnvironmentMember, Host, Investigation, Team
 from investigations.services.timeline import timeline_event_log
 from investigations.validators import normalise_address, validate_username
@@ -68,6 +69,10 @@ def _check_host(host: Host) -> None:
         errors["username"] = error.messages
     if not isinstance(host.port, int) or not 1 <= host.port <= 65535:
         errors["port"] = "The SSH port must be between 1 and 65535."
+    if host.transport not in HostTransport.values:
+        errors["transport"] = "Choose SSH or the local transport."
+    elif host.transport == HostTransport.LOCAL and not settings.LOCAL_TRANSPORT:
+        errors["transport"] = "The local transport is off here (PERFCASE_LOCAL_TRANSPORT)."
     if host.credential_id and host.credential.team_id != host.team_id:
         errors["credential"] = "Choose a credential of the host's own team."
     if host.jump_host_id:
@@ -94,7 +99,7 @@ def _jump_host_errors(host: Host) -> dict[str, str]:
     return {}
 
 
-HOST_FIELDS = ["name", "address", "port", "username", "credential", "jump_host"]
+HOST_FIELDS = ["name", "address", "port", "username", "credential", "jump_host", "transport"]
 
 
 @transaction.atomic

@@ -1,7 +1,16 @@
 from django import template
 from django.utils.html import format_html
 
-from investigations.choices import DeliveryStatus, EventKind, Role, Severity, Status
+from investigations.choices import (
+    DeliveryStatus,
+    EventKind,
+    FindingSeverity,
+    FindingStatus,
+    Role,
+    Severity,
+    Status,
+    TargetStatus,
+)
 
 register = template.Library()
 
@@ -11,6 +20,9 @@ BADGE_CHOICES = {
     "role": Role,
     "event": EventKind,
     "delivery": DeliveryStatus,
+    "target": TargetStatus,
+    "finding": FindingStatus,
+    "severity_finding": FindingSeverity,
 }
 
 
@@ -27,3 +39,21 @@ def times(ratio: float | None) -> str:
     if ratio is None:
         return ""
     return f"{ratio:.2f}×"
+
+
+@register.filter
+def took(target) -> str:
+    """How long a collection target ran, in seconds."""
+    if not target.started_at or not target.finished_at:
+        return ""
+    return f"{(target.finished_at - target.started_at).total_seconds():.1f} s"
+
+
+@register.filter
+def fact(value) -> str:
+    """A fact value as people read it."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)

@@ -3,11 +3,19 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from collectors.errors import CollectorError
 from investigations.access import credential_for_user, host_for_user
 from investigations.choices import Role
-from investigations.forms import CredentialForm, HostCreateForm, HostForm, attach_errors
+from investigations.forms import (
+    CredentialForm,
+    HostCreateForm,
+    HostForm,
+    HostKeyTrustForm,
+    attach_errors,
+)
 from investigations.models import Credential, Host
 from investigations.selectors import (
     credentials_for_user,
@@ -15,6 +23,7 @@ from investigations.selectors import (
     teams_for_user,
     teams_with_role,
 )
+from investigations.services.hostkeys import host_key_scan, host_key_trust
 from investigations.services.inventory import (
     credential_create,
     credential_delete,
@@ -85,6 +94,7 @@ def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "username": host.username,
         "credential": host.credential,
         "jump_host": host.jump_host,
+        "transport": host.transport,
     }
     choices = _host_choices(request, host.team)
     choices["jump_hosts"] = choices["jump_hosts"].exclude(pk=host.pk)
@@ -161,3 +171,36 @@ def credential_remove(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.success(request, f"Credential {credential.name} deleted.")
     return redirect("credential_list")
+
+
+@require_POST
+@login_required
+def host_key_scan_view(request: HttpRequest, pk: int) -> HttpResponse:
+    host = host_for_user(request.user, pk, Role.RESPONDER)
+    try:
+        key = host_key_scan(host=host)
+    except (CollectorError, ValidationError) as error:
+        messages.error(request, getattr(error, "message", None) or " ".join(error.messages))
+    else:
+        messages.info(
+            request,
+            f"{host.name} presents {key.key_type} {key.fingerprint}. Compare it with the "
+            "host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub) before you trust it.",
+        )
+    return redirect(reverse("host_detail", args=[pk]) + "#host-key")
+
+
+@require_POST
+@login_required
+def host_key_trust_view(request: HttpRequest, pk: int) -> HttpResponse:
+    host = host_for_user(request.user, pk, Role.RESPONDER)
+    form = HostKeyTrustForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise ValidationError("Give the fingerprint you compared.")
+        host_key_trust(host=host, user=request.user, fingerprint=form.cleaned_data["fingerprint"])
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, f"The host key of {host.name} is now trusted.")
+    return redirect(reverse("host_detail", args=[pk]) + "#host-key")

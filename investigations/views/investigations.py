@@ -9,8 +9,10 @@ from django.views.decorators.http import require_POST
 
 from investigations.access import investigation_for_user
 from investigations.choices import Role, SideKind, Status, allowed_status_moves
+from investigations.connections import unready_reason
 from investigations.filters import InvestigationFilter
 from investigations.forms import (
+    CollectFactsForm,
     InvestigationCreateForm,
     InvestigationForm,
     MemberForm,
@@ -21,6 +23,9 @@ from investigations.forms import (
 )
 from investigations.models import EnvironmentMember
 from investigations.selectors import (
+    collections_for,
+    fact_pairs,
+    findings_for,
     host_pairs,
     hosts_for_user,
     teams_for_user,
@@ -125,11 +130,29 @@ def investigation_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "pairs": host_pairs(investigation=investigation),
         "member_form": MemberForm(hosts=hosts_for_user(user=request.user, team=investigation.team)),
         "status_moves": [Status(s) for s in allowed_status_moves(investigation.status)],
+        **evidence_context(investigation),
         **timeline_context(request, investigation),
     }
     if can_write:
         context["entry_form"] = TimelineEntryForm()
     return render(request, "investigations/investigation_detail.html", context)
+
+
+def evidence_context(investigation) -> dict:
+    """The evidence panel: collections with their progress, findings, hosts not ready."""
+    placed = {m.host for m in investigation.members.select_related("host")}
+    findings = list(findings_for(investigation=investigation))
+    return {
+        "collections": collections_for(investigation=investigation),
+        "collect_form": CollectFactsForm(),
+        "unready_hosts": sorted(
+            ((host, reason) for host in placed if (reason := unready_reason(host))),
+            key=lambda item: item[0].name,
+        ),
+        "findings": findings,
+        "open_findings": sum(1 for f in findings if f.status == "open"),
+        "comparable_pairs": sum(1 for p in fact_pairs(investigation=investigation) if p.complete),
+    }
 
 
 @login_required

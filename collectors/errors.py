@@ -1,0 +1,35 @@
+"""What can go wrong when reaching a host, each with a message a person can act on."""
+
+
+class CollectorError(Exception):
+    """Base class. `transient` errors may succeed on retry; the others will not."""
+
+    transient = False
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class Unreachable(CollectorError):
+    transient = True
+
+
+class HostKeyNotTrusted(CollectorError):
+    pass
+
+
+class HostKeyChanged(CollectorError):
+    pass
+
+
+class AuthenticationFailed(CollectorError):
+    pass
+
+
+class CommandTimedOut(CollectorError):
+    pass
+
+
+class RemoteCommandFailed(CollectorError):
+    pass

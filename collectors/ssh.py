@@ -1,0 +1,281 @@
+"""SSH to a host under investigation: pinned host keys, optional jump host, one command at a
+time with a deadline, output streamed to a sink and capped.
+
+paramiko's Transport is used directly (not SSHClient) so that the host key is checked
+against the pinned fingerprint before any credential is offered.
+"""
+
+import io
+import select
+import shlex
+import socket
+import time
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+import paramiko
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
+
+from collectors.errors import (
+    AuthenticationFailed,
+    CollectorError,
+    CommandTimedOut,
+    HostKeyChanged,
+    HostKeyNotTrusted,
+    Unreachable,
+)
+from collectors.keys import PrivateKeyError, fingerprint_of_blob, load_private_key
+
+# Host key algorithms paramiko may negotiate for a pinned key of each type.
+_ALGORITHMS_FOR = {
+    "ssh-rsa": ["rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"],
+    "ssh-ed25519": ["ssh-ed25519"],
+    "ecdsa-sha2-nistp256": ["ecdsa-sha2-nistp256"],
+    "ecdsa-sha2-nistp384": ["ecdsa-sha2-nistp384"],
+    "ecdsa-sha2-nistp521": ["ecdsa-sha2-nistp521"],
+}
+
+
+@dataclass(frozen=True)
+class HostKey:
+    key_type: str
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """How to reach one host: plain connection settings, nothing from the database."""
+
+    name: str
+    address: str
+    port: int
+    username: str
+    private_key: str = field(repr=False)
+    passphrase: str = field(default="", repr=False)
+    host_key: HostKey | None = None
+    jump: "Endpoint | None" = None
+    connect_timeout: float = 10.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.username}@{self.address}:{self.port})"
+
+
+@dataclass
+class RunResult:
+    exit_status: int | None
+    stdout_bytes: int
+    stderr: str
+    truncated: bool
+    seconds: float
+
+
+def paramiko_key(text: str, passphrase: str = "") -> paramiko.PKey:
+    try:
+        key = load_private_key(text, passphrase)
+    except PrivateKeyError as error:
+        raise AuthenticationFailed(f"The stored credential cannot be used: {error}") from None
+    openssh = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.OpenSSH,
+        serialization.NoEncryption(),
+    ).decode()
+    if isinstance(key, ed25519.Ed25519PrivateKey):
+        cls = paramiko.Ed25519Key
+    elif isinstance(key, ec.EllipticCurvePrivateKey):
+        cls = paramiko.ECDSAKey
+    elif isinstance(key, rsa.RSAPrivateKey):
+        cls = paramiko.RSAKey
+    else:
+        raise AuthenticationFailed("The stored credential is not an ed25519, ECDSA or RSA key.")
+    return cls.from_private_key(io.StringIO(openssh))
+
+
+def _host_key_of(transport: paramiko.Transport) -> HostKey:
+    key = transport.get_remote_server_key()
+    return HostKey(key.get_name(), fingerprint_of_blob(key.asbytes()))
+
+
+def _socket_to(address: str, port: int, timeout: float, via: "Connection | None", label: str):
+    if via is not None:
+        try:
+            return via.transport.open_channel(
+                "direct-tcpip", (address, port), ("127.0.0.1", 0), timeout=timeout
+            )
+        except (paramiko.ChannelException, paramiko.SSHException, OSError) as error:
+            raise Unreachable(
+                f"Cannot reach {label} through the jump host {via.endpoint.name}: {error}"
+            ) from None
+    try:
+        return socket.create_connection((address, port), timeout=timeout)
+    except ConnectionRefusedError:
+        raise Unreachable(f"Cannot reach {label}: connection refused (is sshd running?)") from None
+    except TimeoutError:
+        raise Unreachable(f"Cannot reach {label}: no answer within {timeout:g} s") from None
+    except socket.gaierror as error:
+        raise Unreachable(f"Cannot resolve {address}: {error.strerror}") from None
+    except OSError as error:
+        raise Unreachable(f"Cannot reach {label}: {error.strerror or error}") from None
+
+
+def _start_transport(sock, timeout: float, label: str, key_type: str | None) -> paramiko.Transport:
+    transport = paramiko.Transport(sock)
+    transport.banner_timeout = timeout
+    transport.handshake_timeout = timeout
+    if key_type in _ALGORITHMS_FOR:
+        transport.get_security_options().key_types = _ALGORITHMS_FOR[key_type]
+    try:
+        transport.start_client(timeout=timeout)
+    except (paramiko.SSHException, EOFError, OSError) as error:
+        transport.close()
+        reason = error or "connection closed"
+        raise Unreachable(f"No SSH handshake with {label}: {reason}") from None
+    return transport
+
+
+def scan_host_key(
+    address: str, port: int, *, timeout: float = 10.0, via: "Connection | None" = None
+) -> HostKey:
+    """The key a host presents, without authenticating (what `ssh-keyscan` does)."""
+    label = f"{address}:{port}"
+    sock = _socket_to(address, port, timeout, via, label)
+    transport = _start_transport(sock, timeout, label, None)
+    try:
+        return _host_key_of(transport)
+    finally:
+        transport.close()
+
+
+class Connection:
+    """One authenticated SSH connection; use as a context manager."""
+
+    def __init__(self, endpoint: Endpoint):
+        self.endpoint = endpoint
+        self.jump: Connection | None = None
+        self.transport: paramiko.Transport | None = None
+
+    def __enter__(self) -> "Connection":
+        try:
+            self.open()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def open(self) -> None:
+        endpoint = self.endpoint
+        if endpoint.host_key is None:
+            raise HostKeyNotTrusted(
+                f"The host key of {endpoint.name} is not trusted yet: scan it and trust it on "
+                "the host's page first."
+            )
+        if endpoint.jump is not None:
+            self.jump = Connection(endpoint.jump)
+            self.jump.open()
+        sock = _socket_to(
+            endpoint.address, endpoint.port, endpoint.connect_timeout, self.jump, endpoint.label
+        )
+        self.transport = _start_transport(
+            sock, endpoint.connect_timeout, endpoint.label, endpoint.host_key.key_type
+        )
+        presented = _host_key_of(self.transport)
+        if presented.fingerprint != endpoint.host_key.fingerprint:
+            trusted = endpoint.host_key.fingerprint
+            raise HostKeyChanged(
+                f"The host key of {endpoint.name} changed: trusted {trusted}, "
+                f"now {presented.key_type} {presented.fingerprint}. Refusing to connect. If the "
+                "host was reinstalled, scan and trust its new key on the host's page."
+            )
+        key = paramiko_key(endpoint.private_key, endpoint.passphrase)
+        try:
+            self.transport.auth_publickey(endpoint.username, key)
+        except paramiko.AuthenticationException:
+            raise AuthenticationFailed(
+                f"Permission denied for {endpoint.username}@{endpoint.address}: the host does "
+                "not accept the credential's key (check authorized_keys and the user name)."
+            ) from None
+        except (paramiko.SSHException, EOFError, OSError) as error:
+            raise Unreachable(
+                f"Connection to {endpoint.label} lost while signing in: {error}"
+            ) from None
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+            self.transport = None
+        if self.jump is not None:
+            self.jump.close()
+            self.jump = None
+
+    def run(
+        self,
+        argv: list[str],
+        *,
+        sink: BinaryIO,
+        stdin: bytes = b"",
+        timeout: float = 60.0,
+        max_bytes: int = 64 * 1024 * 1024,
+    ) -> RunResult:
+        """Run one remote command, streaming stdout into `sink` (at most max_bytes of it).
+
+        Every word of argv is quoted for the remote shell: no value is ever interpreted.
+        """
+        started = time.monotonic()
+        deadline = started + timeout
+        try:
+            channel = self.transport.open_session(timeout=self.endpoint.connect_timeout)
+            channel.exec_command(shlex.join(argv))
+            if stdin:
+                channel.sendall(stdin)
+            channel.shutdown_write()
+        except (paramiko.SSHException, EOFError, OSError) as error:
+            raise Unreachable(f"Lost the connection to {self.endpoint.label}: {error}") from None
+        written, truncated = 0, False
+        stderr = bytearray()
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise CommandTimedOut(
+                        f"The command on {self.endpoint.name} did not finish within {timeout:g} s."
+                    )
+                select.select([channel], [], [], min(remaining, 1.0))
+                while channel.recv_stderr_ready():
+                    stderr += channel.recv_stderr(65536)[: 65536 - len(stderr)]
+                if channel.recv_ready():
+                    chunk = channel.recv(65536)
+                    keep = chunk[: max(0, max_bytes - written)]
+                    sink.write(keep)
+                    written += len(keep)
+                    if len(keep) < len(chunk):
+                        truncated = True
+                        break
+                    continue
+                if channel.eof_received and not channel.recv_stderr_ready():
+                    break
+            exit_status = None if truncated else channel.recv_exit_status()
+        except (paramiko.SSHException, EOFError, OSError) as error:
+            raise Unreachable(f"Lost the connection to {self.endpoint.label}: {error}") from None
+        finally:
+            channel.close()
+        return RunResult(
+            exit_status=exit_status,
+            stdout_bytes=written,
+            stderr=stderr.decode(errors="replace"),
+            truncated=truncated,
+            seconds=time.monotonic() - started,
+        )
+
+
+__all__ = [
+    "CollectorError",
+    "Connection",
+    "Endpoint",
+    "HostKey",
+    "RunResult",
+    "scan_host_key",
+]

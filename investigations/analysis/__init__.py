@@ -1,0 +1,1 @@
+"""Pure analysis over evidence: fact diffs, finding rules. No queries here."""

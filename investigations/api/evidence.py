@@ -1,0 +1,210 @@
+from datetime import datetime
+from typing import Literal
+
+from django.shortcuts import get_object_or_404
+from ninja import Field, Router, Schema, Status
+
+from investigations.access import investigation_for_user, require_role
+from investigations.analysis.diff import diff_facts
+from investigations.api.schemas import ErrorOut, Id, Text
+from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
+from investigations.models import Collection, Finding
+from investigations.selectors import fact_pairs, findings_for, latest_snapshots
+from investigations.services.collections import collection_request, targets_expire_overdue
+from investigations.services.findings import finding_set_status
+
+router = Router(tags=["evidence"])
+ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+
+
+class CollectionIn(Schema):
+    kind: CollectionKind = CollectionKind.FACTS
+    hosts: list[Id] | None = Field(None, description="default: every host placed on a side")
+    service: Text = Field("", description="a process name or PID whose limits to record")
+    paths: list[Text] = Field([], description="paths whose mount options to record")
+
+
+class TargetOut(Schema):
+    host: int = Field(alias="host_id")
+    host_name: str = Field(alias="host.name")
+    side: str = Field(alias="side.key")
+    status: str
+    progress: int
+    step: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    error: str
+
+
+class CollectionOut(Schema):
+    id: int
+    investigation: int = Field(alias="investigation_id")
+    kind: str
+    status: str
+    parameters: dict
+    start_at: datetime
+    created_at: datetime
+    completed_at: datetime | None
+    targets: list[TargetOut]
+
+    @staticmethod
+    def resolve_status(obj) -> str:
+        statuses = {t.status for t in obj.targets.all()}
+        if not statuses <= set(ENDED_TARGET_STATUSES):
+            return "running" if "running" in statuses else "queued"
+        return "failed" if statuses == {"failed"} else "completed"
+
+    @staticmethod
+    def resolve_targets(obj) -> list:
+        return list(obj.targets.all())
+
+    @staticmethod
+    def resolve_parameters(obj) -> dict:
+        return {k: v for k, v in obj.parameters.items() if k in ("service", "paths")}
+
+
+class FactsOut(Schema):
+    host: int
+    host_name: str
+    side: str
+    collected_at: datetime
+    facts: dict
+    probes: dict
+
+
+class DiffRowOut(Schema):
+    key: str
+    category: str
+    a: object | None
+    b: object | None
+    kind: str = Field(description="same, differs, only_a, only_b or volatile")
+
+
+class DiffPairOut(Schema):
+    roles: list[str]
+    host_a: int
+    host_b: int
+    complete: bool
+    differences: int
+    rows: list[DiffRowOut]
+
+
+class FindingOut(Schema):
+    id: int
+    rule: str
+    subject: str
+    severity: str
+    title: str
+    explanation: str
+    recommendation: str
+    side_a: str
+    side_b: str
+    status: str
+    host_a: int | None = Field(alias="host_a_id")
+    host_b: int | None = Field(alias="host_b_id")
+    first_seen_at: datetime
+    last_seen_at: datetime
+    resolved_at: datetime | None
+
+
+class FindingPatch(Schema):
+    status: Literal["open", "confirmed", "dismissed"]
+
+
+def _collection(collection_id: int) -> Collection:
+    return get_object_or_404(
+        Collection.objects.prefetch_related("targets__host", "targets__side"), pk=collection_id
+    )
+
+
+@router.post(
+    "/investigations/{investigation_id}/collections", response={201: CollectionOut, **ERRORS}
+)
+def collections_create(request, investigation_id: Id, payload: CollectionIn):
+    """Collect evidence from hosts placed on the sides; one target per host and side."""
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    collection = collection_request(
+        investigation=investigation,
+        user=request.user,
+        kind=payload.kind,
+        host_ids=payload.hosts,
+        service=payload.service,
+        paths=payload.paths,
+    )
+    return Status(201, _collection(collection.pk))
+
+
+@router.get("/collections/{collection_id}", response={200: CollectionOut, **ERRORS})
+def collections_get(request, collection_id: Id):
+    """Status and one entry per target; poll it until `status` is completed or failed."""
+    collection = _collection(collection_id)
+    require_role(request.user, collection.investigation.team_id)
+    if targets_expire_overdue(collection=collection):
+        collection = _collection(collection_id)
+    return collection
+
+
+@router.get("/investigations/{investigation_id}/facts", response={200: list[FactsOut], **ERRORS})
+def facts_latest(request, investigation_id: Id):
+    """The latest facts snapshot of every host on each side."""
+    investigation = investigation_for_user(request.user, investigation_id)
+    return [
+        {
+            "host": snapshot.host_id,
+            "host_name": snapshot.host.name,
+            "side": side,
+            "collected_at": snapshot.collected_at,
+            "facts": snapshot.facts,
+            "probes": snapshot.probes,
+        }
+        for (_, side), snapshot in sorted(
+            latest_snapshots(investigation=investigation).items(),
+            key=lambda item: (item[0][1], item[1].host.name),
+        )
+    ]
+
+
+@router.get("/investigations/{investigation_id}/diff", response={200: list[DiffPairOut], **ERRORS})
+def facts_diff(request, investigation_id: Id, only_differences: bool = False):
+    """Each host pair's facts side by side; volatile facts are shown but never counted."""
+    investigation = investigation_for_user(request.user, investigation_id)
+    result = []
+    for pair in fact_pairs(investigation=investigation):
+        rows = diff_facts(
+            pair.snapshot_a.facts if pair.snapshot_a else {},
+            pair.snapshot_b.facts if pair.snapshot_b else {},
+        )
+        differences = sum(1 for row in rows if row.counted)
+        if only_differences:
+            rows = [row for row in rows if row.kind not in ("same", "volatile")]
+        result.append(
+            {
+                "roles": pair.roles,
+                "host_a": pair.a.host_id,
+                "host_b": pair.b.host_id,
+                "complete": pair.complete,
+                "differences": differences,
+                "rows": [row.__dict__ for row in rows],
+            }
+        )
+    return result
+
+
+@router.get(
+    "/investigations/{investigation_id}/findings", response={200: list[FindingOut], **ERRORS}
+)
+def findings_list(
+    request,
+    investigation_id: Id,
+    status: Literal["", "open", "confirmed", "dismissed", "resolved"] = "",
+):
+    investigation = investigation_for_user(request.user, investigation_id)
+    return findings_for(investigation=investigation, status=status)
+
+
+@router.patch("/findings/{finding_id}", response={200: FindingOut, **ERRORS})
+def findings_patch(request, finding_id: Id, payload: FindingPatch):
+    """Confirm or dismiss a finding (status: confirmed, dismissed or open)."""
+    finding = get_object_or_404(Finding.objects.select_related("investigation"), pk=finding_id)
+    require_role(request.user, finding.investigation.team_id, Role.RESPONDER)
+    return finding_set_status(finding=finding, user=request.user, status=payload.status)

@@ -1,0 +1,72 @@
+"""From inventory rows to the plain connection settings the collectors take."""
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from collectors.errors import CollectorError
+from collectors.local import LocalConnection
+from collectors.ssh import Connection, Endpoint, HostKey
+from investigations.choices import HostTransport
+from investigations.models import Host
+from investigations.vault import unseal
+
+
+class NotConfigured(CollectorError):
+    pass
+
+
+def endpoint_for(host: Host, *, depth: int = 0) -> Endpoint:
+    """The host's connection settings, its credential decrypted, its jump host followed."""
+    if host.credential is None:
+        raise NotConfigured(f"{host.name} has no credential: choose one on the host's page.")
+    try:
+        private_key = unseal(host.credential.encrypted_private_key)
+        passphrase = (
+            unseal(host.credential.encrypted_passphrase)
+            if host.credential.encrypted_passphrase
+            else ""
+        )
+    except ImproperlyConfigured as error:
+        raise NotConfigured(str(error)) from None
+    trusted = (
+        HostKey(host.host_key_type, host.host_key_fingerprint)
+        if host.host_key_fingerprint
+        else None
+    )
+    jump = None
+    if host.jump_host_id and depth < 5:
+        jump = endpoint_for(host.jump_host, depth=depth + 1)
+    return Endpoint(
+        name=host.name,
+        address=host.address,
+        port=host.port,
+        username=host.username,
+        private_key=private_key,
+        passphrase=passphrase,
+        host_key=trusted,
+        jump=jump,
+        connect_timeout=settings.SSH_CONNECT_TIMEOUT,
+    )
+
+
+def open_connection(host: Host):
+    """A connection context manager for the host: SSH, or the local transport."""
+    if host.transport == HostTransport.LOCAL:
+        if not settings.LOCAL_TRANSPORT:
+            raise NotConfigured(
+                f"{host.name} uses the local transport, which is off "
+                "(PERFCASE_LOCAL_TRANSPORT=1 turns it on)."
+            )
+        return LocalConnection(host.name)
+    return Connection(endpoint_for(host))
+
+
+def unready_reason(host: Host) -> str | None:
+    """Why a collection from this host would fail before it starts, or None."""
+    if host.transport == HostTransport.LOCAL:
+        return None if settings.LOCAL_TRANSPORT else "the local transport is off"
+    if host.credential_id is None:
+        return "no credential"
+    if not host.host_key_fingerprint:
+        return "host key not trusted yet"
+    return None

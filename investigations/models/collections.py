@@ -1,0 +1,83 @@
+from django.conf import settings
+from django.db import models
+
+from investigations.choices import CollectionKind, TargetStatus
+
+
+class Collection(models.Model):
+    """One request for evidence, fanned out to a target per host and side."""
+
+    investigation = models.ForeignKey(
+        "Investigation", on_delete=models.CASCADE, related_name="collections"
+    )
+    kind = models.CharField(max_length=20, choices=CollectionKind.choices)
+    parameters = models.JSONField(default=dict, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    # Every target waits for this moment, so that both sides measure the same time.
+    start_at = models.DateTimeField()
+    # Set once every target has ended.
+    completed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk}"
+
+
+class CollectionTarget(models.Model):
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="targets")
+    host = models.ForeignKey("Host", on_delete=models.PROTECT, related_name="targets")
+    side = models.ForeignKey("Side", on_delete=models.CASCADE, related_name="targets")
+    status = models.CharField(
+        max_length=20, choices=TargetStatus.choices, default=TargetStatus.QUEUED
+    )
+    progress = models.PositiveSmallIntegerField(default=0)
+    step = models.CharField(max_length=200, blank=True)
+    error = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # A running target past this moment is failed by whoever sees it next.
+    deadline_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["side__key", "host__name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["collection", "host", "side"],
+                name="%(app_label)s_%(class)s_one_per_host_and_side",
+            )
+        ]
+        indexes = [
+            # Targets still running, checked for overdue ones on every status read.
+            models.Index(
+                fields=["deadline_at"],
+                name="target_running_deadline",
+                condition=models.Q(status="running"),
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.collection} on {self.host} ({self.status})"
+
+
+class Artifact(models.Model):
+    """A raw output kept as it came from the host."""
+
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="artifacts")
+    target = models.ForeignKey(
+        CollectionTarget, on_delete=models.CASCADE, null=True, related_name="artifacts"
+    )
+    name = models.CharField(max_length=200)
+    file = models.FileField(upload_to="artifacts/%Y/%m/%d/")
+    size = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    truncated = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name

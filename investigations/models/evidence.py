@@ -1,0 +1,73 @@
+from django.db import models
+
+from investigations.choices import FindingSeverity, FindingStatus
+
+
+class FactSnapshot(models.Model):
+    """The parsed host facts of one target: {dotted key: value} and each probe's outcome."""
+
+    target = models.OneToOneField(
+        "CollectionTarget", on_delete=models.CASCADE, related_name="fact_snapshot"
+    )
+    investigation = models.ForeignKey(
+        "Investigation", on_delete=models.CASCADE, related_name="fact_snapshots"
+    )
+    host = models.ForeignKey("Host", on_delete=models.CASCADE, related_name="fact_snapshots")
+    side = models.ForeignKey("Side", on_delete=models.CASCADE, related_name="fact_snapshots")
+    collected_at = models.DateTimeField()
+    facts = models.JSONField(default=dict)
+    probes = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["-collected_at", "-id"]
+        indexes = [
+            # The latest snapshot per host and side of an investigation.
+            models.Index(
+                fields=["investigation", "side", "host", "-collected_at"],
+                name="snapshot_latest_per_host",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"facts of {self.host} at {self.collected_at:%Y-%m-%d %H:%M}"
+
+
+class Finding(models.Model):
+    """A rule's verdict on the evidence, raised once per investigation, rule, subject and pair."""
+
+    investigation = models.ForeignKey(
+        "Investigation", on_delete=models.CASCADE, related_name="findings"
+    )
+    rule = models.CharField(max_length=64)
+    subject = models.CharField(max_length=255, blank=True)
+    host_a = models.ForeignKey(
+        "Host", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    host_b = models.ForeignKey(
+        "Host", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    pair_key = models.CharField(max_length=64)
+    severity = models.CharField(max_length=10, choices=FindingSeverity.choices)
+    title = models.TextField()
+    explanation = models.TextField()
+    recommendation = models.TextField(blank=True)
+    side_a = models.TextField(blank=True)
+    side_b = models.TextField(blank=True)
+    status = models.CharField(
+        max_length=20, choices=FindingStatus.choices, default=FindingStatus.OPEN
+    )
+    first_seen_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["status", "-last_seen_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["investigation", "rule", "subject", "pair_key"],
+                name="%(app_label)s_%(class)s_once_per_subject_and_pair",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.title[:80]

@@ -1,0 +1,125 @@
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from investigations.access import investigation_for_user, require_role
+from investigations.analysis.diff import diff_facts
+from investigations.choices import ENDED_TARGET_STATUSES, Role
+from investigations.forms import CollectFactsForm
+from investigations.models import Artifact, Collection, Finding
+from investigations.selectors import fact_pairs
+from investigations.services.collections import collection_request, targets_expire_overdue
+from investigations.services.findings import finding_set_status
+from investigations.views.pages import wants_partial
+
+
+@require_POST
+@login_required
+def collection_new(request: HttpRequest, pk: int) -> HttpResponse:
+    investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
+    form = CollectFactsForm(request.POST)
+    if form.is_valid():
+        try:
+            collection_request(
+                investigation=investigation,
+                user=request.user,
+                service=form.cleaned_data["service"],
+                paths=form.cleaned_data["paths"],
+            )
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+    else:
+        messages.error(request, " ".join(m for ms in form.errors.values() for m in ms))
+    return redirect(reverse("investigation_detail", args=[pk]) + "#evidence")
+
+
+def _collection_for_user(user, pk: int) -> Collection:
+    collection = get_object_or_404(Collection.objects.select_related("investigation"), pk=pk)
+    require_role(user, collection.investigation.team_id)
+    return collection
+
+
+@login_required
+def collection_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """The progress of one collection; htmx polls it and stops when every target ended."""
+    collection = _collection_for_user(request.user, pk)
+    if not wants_partial(request):
+        return redirect(
+            reverse("investigation_detail", args=[collection.investigation_id]) + "#evidence"
+        )
+    targets_expire_overdue(collection=collection)
+    targets = list(collection.targets.select_related("host", "side").prefetch_related("artifacts"))
+    done = all(t.status in ENDED_TARGET_STATUSES for t in targets)
+    response = render(
+        request,
+        "investigations/_collection.html",
+        {"collection": collection, "targets": targets, "done": done},
+    )
+    if done:
+        # htmx swaps this last answer in, then stops polling.
+        response.status_code = HttpResponseStopPolling.status_code
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+@login_required
+def facts_diff(request: HttpRequest, pk: int) -> HttpResponse:
+    investigation = investigation_for_user(request.user, pk)
+    only_differences = request.GET.get("only") == "1"
+    pairs = []
+    for pair in fact_pairs(investigation=investigation):
+        rows = diff_facts(
+            pair.snapshot_a.facts if pair.snapshot_a else {},
+            pair.snapshot_b.facts if pair.snapshot_b else {},
+        )
+        counted = sum(1 for row in rows if row.counted)
+        one_sided = sum(1 for row in rows if row.kind in ("only_a", "only_b"))
+        if only_differences:
+            rows = [row for row in rows if row.kind not in ("same", "volatile")]
+        categories: dict[str, list] = {}
+        for row in rows:
+            categories.setdefault(row.category, []).append(row)
+        pairs.append(
+            {
+                "pair": pair,
+                "categories": categories,
+                "differences": counted,
+                "one_sided": one_sided,
+            }
+        )
+    return render(
+        request,
+        "investigations/facts_diff.html",
+        {"investigation": investigation, "pairs": pairs, "only_differences": only_differences},
+    )
+
+
+@require_POST
+@login_required
+def finding_status(request: HttpRequest, pk: int) -> HttpResponse:
+    finding = get_object_or_404(Finding.objects.select_related("investigation"), pk=pk)
+    require_role(request.user, finding.investigation.team_id, Role.RESPONDER)
+    try:
+        finding_set_status(
+            finding=finding, user=request.user, status=request.POST.get("status", "")
+        )
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    return redirect(reverse("investigation_detail", args=[finding.investigation_id]) + "#findings")
+
+
+@login_required
+def artifact_download(request: HttpRequest, pk: int) -> FileResponse:
+    artifact = get_object_or_404(
+        Artifact.objects.select_related("collection__investigation"), pk=pk
+    )
+    require_role(request.user, artifact.collection.investigation.team_id)
+    response = FileResponse(artifact.file.open("rb"), as_attachment=True, filename=artifact.name)
+    response["Content-Type"] = "text/plain; charset=utf-8"
+    return response

@@ -84,13 +84,15 @@ class Section:
     via_sudo: bool = False
 
 
-_BEGIN = re.compile(r"^@@([0-9a-f]{16}|[A-Za-z0-9]+) begin ([a-z_]+)$")
+_BEGIN = re.compile(r"^@@([0-9a-f]{16}|[A-Za-z0-9]+) begin ([a-z_]+)$", re.M)
+_NOT_FOUND = re.compile(r"([^\s:]+): (?:command )?not found\s*$")
 
 
 def split_sections(raw: bytes) -> dict[str, Section]:
-    """The probe outputs by name. The boundary token is read from the first marker line."""
+    """The probe outputs by name. The boundary token is read from the first marker line
+    (a login shell may print something before it)."""
     text = raw.decode("utf-8", errors="replace")
-    first = _BEGIN.match(text.split("\n", 1)[0])
+    first = _BEGIN.search(text)
     if first is None:
         return {}
     token = re.escape(first.group(1))
@@ -118,8 +120,11 @@ def _failure(name: str, section: Section) -> ProbeStatus | None:
     if rc in (124, 137):
         return ProbeStatus("timeout", "did not finish within its time limit", section.via_sudo)
     if rc == 127:
-        tool = last_line.split(":")[0].strip() or name
+        found = _NOT_FOUND.search(last_line)
+        tool = found.group(1) if found else name
         return ProbeStatus("unavailable", f"{tool} is not installed", section.via_sudo)
+    if rc == 4:
+        return ProbeStatus("unavailable", last_line or "not available here", section.via_sudo)
     if "Permission denied" in body:
         return ProbeStatus("unavailable", "permission denied", section.via_sudo)
     if rc != 0 and not body:
@@ -143,7 +148,7 @@ def parse_facts(raw: bytes, request: FactsRequest = FactsRequest()) -> FactsSnap
             continue
         try:
             facts = parser(section.text, request=request, exit_status=section.exit_status)
-        except (ValueError, IndexError, KeyError, TypeError, ZeroDivisionError) as error:
+        except (ValueError, IndexError, KeyError, TypeError, ArithmeticError) as error:
             snapshot.probes[name] = ProbeStatus(
                 "unparseable", f"{type(error).__name__}: {error}"[:300], section.via_sudo
             )

@@ -5,6 +5,8 @@ Each takes the probe's output and keyword arguments `request` (the FactsRequest)
 cannot read, which parse_facts records as unparseable.
 """
 
+import math
+
 from collectors.parsers import cpu, memory, network, service, storage, system
 
 PARSERS = {
@@ -40,10 +42,12 @@ PARSERS = {
 
 def finish(facts: dict) -> dict:
     """Whole-snapshot touches once every probe is parsed: interfaces without a driver
-    (bridges, veth, ifb) are left out, since every host has its own set of them."""
+    (bridges, veth, ifb) are left out, since every host has its own set of them; numbers
+    that are not finite (a `nan` in /proc) are dropped, as JSON cannot hold them."""
     physical = set(str(facts.get("net.interfaces", "")).split())
     return {
         key: value
         for key, value in facts.items()
-        if not key.startswith("net.if.") or key.split(".")[2] in physical
+        if (not key.startswith("net.if.") or key.split(".")[2] in physical)
+        and not (isinstance(value, float) and not math.isfinite(value))
     }

@@ -112,8 +112,10 @@ def parse_cpufreq(text: str, **_) -> dict:
     drivers = Counter(_per_cpu(values, "scaling_driver"))
     facts = {}
     if not governors and not drivers:
-        # Common in VMs: the hypervisor, not the guest, controls the frequency.
-        return {"cpu.scaling_driver": "none"}
+        if any(path.startswith(("cpu", "intel_pstate/")) for path in values) or not text.strip():
+            # Common in VMs: the hypervisor, not the guest, controls the frequency.
+            return {"cpu.scaling_driver": "none"}
+        raise ValueError("no cpufreq files in the output")
     if governors:
         uniform = len(governors) == 1
         facts["cpu.governor"] = next(iter(governors)) if uniform else "mixed"

@@ -21,6 +21,8 @@ def parse_service(text: str, *, request=None, exit_status=0, **_) -> dict:
         return {}
     if exit_status == 3 or text.startswith("no process"):
         return {"service.name": name, "service.found": False}
+    if not any(line.startswith("count=") for line in text.splitlines()):
+        raise ValueError("no process count in the output")
     facts = {"service.name": name, "service.found": True}
     v1 = {}
     for line in text.splitlines():

@@ -70,9 +70,14 @@ def parse_os_release(text: str, **_) -> dict:
     return facts
 
 
+def kernel_part(cmdline: str) -> str:
+    """The command line up to ' -- ': what follows is for init, not the kernel."""
+    return cmdline.split(" -- ", 1)[0]
+
+
 def mitigation_switches(cmdline: str) -> str:
     found = []
-    for word in cmdline.split():
+    for word in kernel_part(cmdline).split():
         name = word.split("=", 1)[0]
         if name in MITIGATION_SWITCHES:
             found.append(word)
@@ -84,8 +89,14 @@ _IDENTITY_PARAMS = ("BOOT_IMAGE", "root", "initrd", "resume", "rd.", "crashkerne
 
 
 def cmdline_settings(cmdline: str) -> str:
-    """The command line without the words that always differ between two machines."""
-    kept = [w for w in cmdline.split() if not w.split("=", 1)[0].startswith(_IDENTITY_PARAMS)]
+    """The kernel's command line without the words that always differ between two machines,
+    and without the mitigation switches (kernel.mitigation_switches holds those)."""
+    kept = [
+        word
+        for word in kernel_part(cmdline).split()
+        if not word.split("=", 1)[0].startswith(_IDENTITY_PARAMS)
+        and word.split("=", 1)[0] not in MITIGATION_SWITCHES
+    ]
     return " ".join(sorted(kept))
 
 
@@ -98,7 +109,7 @@ def parse_cmdline(text: str, **_) -> dict:
         "kernel.cmdline_settings": cmdline_settings(cmdline),
         "kernel.mitigation_switches": mitigation_switches(cmdline),
     }
-    for word in cmdline.split():
+    for word in kernel_part(cmdline).split():
         if word.startswith("transparent_hugepage="):
             facts["kernel.cmdline_thp"] = word.split("=", 1)[1]
     return facts
@@ -136,6 +147,9 @@ def _virt_from_dmi(vendor: str, product: str) -> str | None:
 
 def parse_virt(text: str, **_) -> dict:
     values = key_values(text)
+    if "cgroupfs" not in values:
+        # The probe always prints it: without it, this is not the probe's output.
+        raise ValueError("no cgroupfs line")
     lines = [line for line in text.splitlines() if line.startswith("pid1_cgroup=")]
     vendor, product = values.get("dmi_sys_vendor", ""), values.get("dmi_product_name", "")
     facts = {"virt.hypervisor_flag": values.get("hypervisor_flag") == "1"}
@@ -203,10 +217,18 @@ def parse_limits(text: str, **_) -> dict:
 
 
 def parse_tuned(text: str, **_) -> dict:
-    line = text.strip().splitlines()[-1] if text.strip() else ""
-    profile = line.split(":", 1)[1].strip() if line.startswith("Current active profile") else line
-    if not profile or " " in profile:
-        raise ValueError(f"not a tuned profile: {line[:80]!r}")
+    """/etc/tuned/active_profile (one line; merged profiles are space-separated) or the
+    output of `tuned-adm active`."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    active = [line for line in lines if line.startswith("Current active profile:")]
+    if active:
+        profile = active[0].split(":", 1)[1].strip()
+    elif len(lines) == 1 and ":" not in lines[0]:
+        profile = lines[0]
+    else:
+        raise ValueError(f"not a tuned profile: {text[:80]!r}")
+    if not profile:
+        raise ValueError("empty tuned profile")
     return {"tuned.profile": profile}
 
 

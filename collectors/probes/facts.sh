@@ -9,17 +9,23 @@ shift 2 2>/dev/null || shift $#
 PC_PATHS="$*"
 export LC_ALL=C PC_SERVICE PC_PATHS
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
-if command -v timeout >/dev/null 2>&1; then LIMIT="timeout -k 1"; else LIMIT=""; fi
+if command -v timeout >/dev/null 2>&1; then HAVE_TIMEOUT=1; else HAVE_TIMEOUT=0; fi
 if command -v sudo >/dev/null 2>&1 && sudo -n true >/dev/null 2>&1; then PC_SUDO=1; else PC_SUDO=0; fi
 export PC_SUDO
 
+limited() { # SECONDS COMMAND... (without `timeout` the overall SSH deadline still holds)
+    if [ "$HAVE_TIMEOUT" = 1 ]; then timeout -k 1 "$@"; else shift; "$@"; fi
+}
+
+# Exit statuses a probe may use: 127 a tool is missing, 4 the data does not exist on this
+# host (the last line says why).
 probe() { # NAME SECONDS CODE
     via=""
-    out=$($LIMIT "$2" sh -c "$3" 2>&1)
+    out=$(limited "$2" sh -c "$3" 2>&1)
     rc=$?
     # Only where the host allows it without a password, and only after a refusal.
     if [ "$rc" -ne 0 ] && [ "$PC_SUDO" = 1 ] && printf '%s' "$out" | grep -q 'Permission denied'; then
-        out=$($LIMIT "$2" sudo -n env PC_SERVICE="$PC_SERVICE" PC_PATHS="$PC_PATHS" sh -c "$3" 2>&1)
+        out=$(limited "$2" sudo -n env PC_SERVICE="$PC_SERVICE" PC_PATHS="$PC_PATHS" sh -c "$3" 2>&1)
         rc=$?
         via=" sudo"
     fi
@@ -56,11 +62,11 @@ for f in scaling_governor scaling_driver scaling_cur_freq scaling_min_freq scali
 done
 true'
 probe cpuidle 5 'grep -H . /sys/devices/system/cpu/cpuidle/current_driver /sys/devices/system/cpu/cpuidle/current_governor /sys/devices/system/cpu/cpuidle/current_governor_ro /sys/module/intel_idle/parameters/max_cstate 2>/dev/null; true'
-probe vulnerabilities 5 'grep -H . /sys/devices/system/cpu/vulnerabilities/*'
+probe vulnerabilities 5 '[ -d /sys/devices/system/cpu/vulnerabilities ] || { echo "this kernel does not report CPU vulnerabilities"; exit 4; }; grep -H . /sys/devices/system/cpu/vulnerabilities/*'
 probe meminfo 5 'cat /proc/meminfo'
 probe thp 5 'grep -H . /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag'
 probe vm_sysctls 5 'grep -H . /proc/sys/vm/swappiness /proc/sys/vm/overcommit_memory /proc/sys/vm/zone_reclaim_mode /proc/sys/vm/dirty_ratio /proc/sys/vm/dirty_background_ratio /proc/sys/kernel/numa_balancing /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null; true'
-probe numa 5 'cd /sys/devices/system/node || exit 0; grep -H . node[0-9]*/cpulist 2>/dev/null || grep -H . node[0-9]*/cpumap; grep -H MemTotal node[0-9]*/meminfo 2>/dev/null; true'
+probe numa 5 'cd /sys/devices/system/node 2>/dev/null || { echo "no NUMA information in sysfs"; exit 4; }; grep -H . node[0-9]*/cpulist 2>/dev/null || grep -H . node[0-9]*/cpumap; grep -H MemTotal node[0-9]*/meminfo 2>/dev/null; true'
 probe clocksource 5 'grep -H . /sys/devices/system/clocksource/clocksource0/current_clocksource /sys/devices/system/clocksource/clocksource0/available_clocksource'
 probe net_sysctls 5 'grep -H . /proc/sys/net/core/somaxconn /proc/sys/net/core/netdev_max_backlog /proc/sys/net/core/rmem_max /proc/sys/net/core/wmem_max /proc/sys/net/ipv4/tcp_congestion_control /proc/sys/net/ipv4/tcp_tw_reuse /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_wmem /proc/sys/net/ipv4/ip_local_port_range /proc/sys/net/ipv4/tcp_max_syn_backlog /proc/sys/net/ipv4/tcp_fin_timeout /proc/sys/net/ipv4/tcp_slow_start_after_idle /proc/sys/net/netfilter/nf_conntrack_max 2>/dev/null; true'
 probe net_interfaces 5 '

@@ -23,7 +23,7 @@ class DiffRow:
 
 def values_equal(key: str, a, b) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
-        return a == b
+        return type(a) is type(b) and a == b
     tolerance = tolerance_of(key)
     if tolerance and isinstance(a, int | float) and isinstance(b, int | float):
         scale = max(abs(a), abs(b))

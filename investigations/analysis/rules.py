@@ -57,13 +57,16 @@ def governor(a: dict, b: dict) -> list[Verdict]:
     if not slow:
         return []
     both = len(slow) == 2
-    where = "both sides" if both else f"side {slow[0]}"
-    value = ga if slow[0] == "A" else gb
+    if both and ga != gb:
+        title = f"CPU frequency governor is '{ga}' on side A and '{gb}' on side B"
+    else:
+        where = "both sides" if both else f"side {slow[0]}"
+        title = f"CPU frequency governor is '{ga if slow[0] == 'A' else gb}' on {where}"
     return [
         Verdict(
             rule="cpu_governor",
             severity=Severity.MEDIUM if both and ga == gb else Severity.HIGH,
-            title=f"CPU frequency governor is '{value}' on {where}",
+            title=title,
             explanation=(
                 "A governor other than 'performance' lets the kernel lower the CPU clock when "
                 "it thinks the machine is idle, and raise it late under load. On the same "

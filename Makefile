@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 
-.PHONY: install run test lint migrate demo clean
+.PHONY: install run test lint bench migrate demo clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ run: demo
 
 test: install var
 	$(PY) -m pytest
+
+# Speed targets, measured on real sshd test hosts (needs root for their mount namespaces).
+bench: install var
+	$(PY) -m tests.bench.bench_facts
 
 lint: install
 	$(VENV)/bin/ruff check .

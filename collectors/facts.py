@@ -66,7 +66,7 @@ def collect_facts(
 
 @dataclass(frozen=True)
 class ProbeStatus:
-    status: str  # ok, unavailable, timeout, unparseable, missing
+    status: str  # ok, skipped, unavailable, timeout, unparseable, missing
     reason: str = ""
     via_sudo: bool = False
 
@@ -125,6 +125,8 @@ def _failure(name: str, section: Section) -> ProbeStatus | None:
         return ProbeStatus("unavailable", f"{tool} is not installed", section.via_sudo)
     if rc == 4:
         return ProbeStatus("unavailable", last_line or "not available here", section.via_sudo)
+    if rc == 5:
+        return ProbeStatus("skipped", last_line or "not needed here", section.via_sudo)
     if "Permission denied" in body:
         return ProbeStatus("unavailable", "permission denied", section.via_sudo)
     if rc != 0 and not body:

@@ -6,7 +6,6 @@ against the pinned fingerprint before any credential is offered.
 """
 
 import io
-import select
 import shlex
 import socket
 import time
@@ -119,14 +118,27 @@ def _socket_to(address: str, port: int, timeout: float, via: "Connection | None"
         raise Unreachable(f"Cannot reach {label}: {error.strerror or error}") from None
 
 
+class _KeyTypeRefused(Exception):
+    """The host offers no key of the pinned type (it was reinstalled with other keys)."""
+
+
 def _start_transport(sock, timeout: float, label: str, key_type: str | None) -> paramiko.Transport:
     transport = paramiko.Transport(sock)
     transport.banner_timeout = timeout
     transport.handshake_timeout = timeout
+    options = transport.get_security_options()
     if key_type in _ALGORITHMS_FOR:
-        transport.get_security_options().key_types = _ALGORITHMS_FOR[key_type]
+        # Only the pinned key's type, in the names this paramiko knows for it.
+        options.key_types = [
+            name for name in _ALGORITHMS_FOR[key_type] if name in options.key_types
+        ]
     try:
         transport.start_client(timeout=timeout)
+    except paramiko.IncompatiblePeer:
+        transport.close()
+        if key_type is not None:
+            raise _KeyTypeRefused() from None
+        raise Unreachable(f"No SSH handshake with {label}: no common algorithms") from None
     except (paramiko.SSHException, EOFError, OSError) as error:
         transport.close()
         reason = error or "connection closed"
@@ -179,17 +191,18 @@ class Connection:
         sock = _socket_to(
             endpoint.address, endpoint.port, endpoint.connect_timeout, self.jump, endpoint.label
         )
-        self.transport = _start_transport(
-            sock, endpoint.connect_timeout, endpoint.label, endpoint.host_key.key_type
-        )
+        try:
+            self.transport = _start_transport(
+                sock, endpoint.connect_timeout, endpoint.label, endpoint.host_key.key_type
+            )
+        except _KeyTypeRefused:
+            presented = scan_host_key(
+                endpoint.address, endpoint.port, timeout=endpoint.connect_timeout, via=self.jump
+            )
+            raise self._changed(presented) from None
         presented = _host_key_of(self.transport)
         if presented.fingerprint != endpoint.host_key.fingerprint:
-            trusted = endpoint.host_key.fingerprint
-            raise HostKeyChanged(
-                f"The host key of {endpoint.name} changed: trusted {trusted}, "
-                f"now {presented.key_type} {presented.fingerprint}. Refusing to connect. If the "
-                "host was reinstalled, scan and trust its new key on the host's page."
-            )
+            raise self._changed(presented)
         key = paramiko_key(endpoint.private_key, endpoint.passphrase)
         try:
             self.transport.auth_publickey(endpoint.username, key)
@@ -202,6 +215,15 @@ class Connection:
             raise Unreachable(
                 f"Connection to {endpoint.label} lost while signing in: {error}"
             ) from None
+
+    def _changed(self, presented: HostKey) -> HostKeyChanged:
+        trusted = self.endpoint.host_key
+        return HostKeyChanged(
+            f"The host key of {self.endpoint.name} changed: trusted {trusted.key_type} "
+            f"{trusted.fingerprint}, now {presented.key_type} {presented.fingerprint}. Refusing "
+            "to connect. If the host was reinstalled, scan and trust its new key on the host's "
+            "page."
+        )
 
     def close(self) -> None:
         if self.transport is not None:
@@ -234,8 +256,10 @@ class Connection:
             channel.shutdown_write()
         except (paramiko.SSHException, EOFError, OSError) as error:
             raise Unreachable(f"Lost the connection to {self.endpoint.label}: {error}") from None
-        written, truncated = 0, False
+        written, truncated, exit_status = 0, False, None
         stderr = bytearray()
+        # Blocking reads with a short timeout, not select(): select() makes paramiko create a
+        # pipe that closing the channel can break under its reader thread.
         try:
             while True:
                 remaining = deadline - time.monotonic()
@@ -243,21 +267,25 @@ class Connection:
                     raise CommandTimedOut(
                         f"The command on {self.endpoint.name} did not finish within {timeout:g} s."
                     )
-                select.select([channel], [], [], min(remaining, 1.0))
-                while channel.recv_stderr_ready():
-                    stderr += channel.recv_stderr(65536)[: 65536 - len(stderr)]
-                if channel.recv_ready():
+                channel.settimeout(min(remaining, 0.5))
+                try:
                     chunk = channel.recv(65536)
-                    keep = chunk[: max(0, max_bytes - written)]
-                    sink.write(keep)
-                    written += len(keep)
-                    if len(keep) < len(chunk):
-                        truncated = True
-                        break
+                except TimeoutError:
+                    chunk = None
+                while channel.recv_stderr_ready():
+                    stderr += channel.recv_stderr(65536)[: max(0, 65536 - len(stderr))]
+                if chunk is None:
                     continue
-                if channel.eof_received and not channel.recv_stderr_ready():
+                if not chunk:
+                    break  # end of output
+                keep = chunk[: max(0, max_bytes - written)]
+                sink.write(keep)
+                written += len(keep)
+                if len(keep) < len(chunk):
+                    truncated = True
                     break
-            exit_status = None if truncated else channel.recv_exit_status()
+            if not truncated and channel.status_event.wait(max(0.1, deadline - time.monotonic())):
+                exit_status = channel.exit_status
         except (paramiko.SSHException, EOFError, OSError) as error:
             raise Unreachable(f"Lost the connection to {self.endpoint.label}: {error}") from None
         finally:

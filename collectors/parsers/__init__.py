@@ -45,6 +45,10 @@ def finish(facts: dict) -> dict:
     (bridges, veth, ifb) are left out, since every host has its own set of them; numbers
     that are not finite (a `nan` in /proc) are dropped, as JSON cannot hold them."""
     physical = set(str(facts.get("net.interfaces", "")).split())
+    if "virt.type" not in facts and "virt.hypervisor_flag" in facts:
+        # No systemd-detect-virt and no telling DMI: the CPU flag still says whether a
+        # hypervisor is underneath.
+        facts["virt.type"] = "unknown-hypervisor" if facts["virt.hypervisor_flag"] else "none"
     return {
         key: value
         for key, value in facts.items()

@@ -76,6 +76,8 @@ def parse_cpuinfo(text: str, **_) -> dict:
                 facts[name] = kind(first[source])
             except ValueError:
                 pass
+    if "flags" in first:
+        facts["virt.hypervisor_flag"] = "hypervisor" in first["flags"].split()
     mhz = [float(p["cpu MHz"]) for p in processors if "cpu MHz" in p]
     if mhz:
         facts["cpu.mhz.current"] = round(sum(mhz) / len(mhz), 1)
@@ -89,12 +91,26 @@ def parse_cpuinfo(text: str, **_) -> dict:
 
 
 def parse_cpu_topology(text: str, **_) -> dict:
+    """Online CPUs, SMT, and sockets/cores/threads from each CPU's topology files (as lscpu
+    counts them: packages, distinct cores per package, CPUs per core)."""
     values = path_values(text)
     if "online" not in values:
         raise ValueError("no online CPU list")
     facts = {"cpu.count": cpu_list_count(values["online"]), "cpu.online": values["online"]}
     if "smt/control" in values:
         facts["cpu.smt"] = values["smt/control"]
+    cpus: dict[str, dict[str, str]] = {}
+    for path, value in values.items():
+        cpu, _, file = path.partition("/topology/")
+        if file in ("physical_package_id", "core_id"):
+            cpus.setdefault(cpu, {})[file] = value
+    complete = [c for c in cpus.values() if len(c) == 2]
+    if complete:
+        packages = {c["physical_package_id"] for c in complete}
+        cores = {(c["physical_package_id"], c["core_id"]) for c in complete}
+        facts["cpu.sockets"] = len(packages)
+        facts["cpu.cores_per_socket"] = len(cores) // len(packages)
+        facts["cpu.threads_per_core"] = len(complete) // len(cores)
     return facts
 
 

@@ -68,18 +68,22 @@ def parse_net_interfaces(text: str, **_) -> dict:
 
 
 def parse_ethtool(text: str, **_) -> dict:
+    """`ethtool -k` (offloads) and `ethtool -l` (channels) per interface, after `if=NAME`."""
     facts = {}
-    current = None
+    current, channels = None, False
     for line in text.splitlines():
         if line.startswith("if="):
-            current = line[3:].strip()
+            current, channels = line[3:].strip(), False
             continue
-        key, sep, value = line.partition(":")
+        if line.startswith("Current hardware settings"):
+            channels = True
+            continue
+        key, sep, value = line.strip().partition(":")
         if not sep or current is None:
             continue
         value = value.strip()
-        if key in _OFFLOADS:
+        if key in _OFFLOADS and value:
             facts[f"net.if.{current}.offload.{_OFFLOADS[key]}"] = value.split()[0]
-        elif key in ("Combined", "RX", "TX") and value.isdigit():
+        elif channels and key in ("Combined", "RX", "TX") and value.isdigit():
             facts[f"net.if.{current}.channels.{key.lower()}"] = int(value)
     return facts

@@ -43,6 +43,12 @@ def parse_mounts(text: str, *, request=None, **_) -> dict:
     if not mounts:
         raise ValueError("no mounts")
     facts = {}
+    cgroup_types = {fstype for point, _, fstype, _ in mounts if point == "/sys/fs/cgroup"}
+    unified = any(point == "/sys/fs/cgroup/unified" for point, *_ in mounts)
+    if "cgroup2" in cgroup_types:
+        facts["cgroup.version"] = "v2"
+    elif cgroup_types:
+        facts["cgroup.version"] = "hybrid" if unified else "v1"
     wanted = ["/", *(request.paths if request else ())]
     for path in wanted:
         # The mount a path lives on: the longest mount point that contains it (last wins,

@@ -1,5 +1,7 @@
 """System, virtualisation, clock, limits, tuning and tools."""
 
+import re
+
 from collectors.parsers.common import basename, key_values, number, path_values
 
 # Kernel command-line switches that turn CPU vulnerability mitigations off or change them.
@@ -47,15 +49,17 @@ _DMI_HYPERVISORS = {
 
 
 def parse_uname(text: str, **_) -> dict:
-    release, version, machine, hostname = [line.strip() for line in text.splitlines()[:4]]
-    if not release:
+    values = {basename(path): value for path, value in path_values(text).items()}
+    if not values.get("osrelease"):
         raise ValueError("no kernel release")
-    return {
-        "kernel.release": release,
-        "kernel.version": version,
-        "system.arch": machine,
-        "system.hostname": hostname,
+    facts = {
+        "kernel.release": values["osrelease"],
+        "kernel.version": values.get("version", ""),
+        "system.hostname": values.get("hostname", ""),
     }
+    if values.get("arch"):
+        facts["system.arch"] = values["arch"]
+    return facts
 
 
 def parse_os_release(text: str, **_) -> dict:
@@ -128,12 +132,18 @@ def parse_uptime(text: str, **_) -> dict:
     }
 
 
+_ID = re.compile(r"^uid=(\d+)\(([^)]*)\)")
+
+
 def parse_access(text: str, **_) -> dict:
-    values = key_values(text)
+    """`id` output (uid=1000(perf) gid=...) and whether sudo -n works."""
+    found = _ID.match(text.strip())
+    if found is None:
+        raise ValueError("no uid in the output of id")
     return {
-        "access.user": values["user"],
-        "access.uid": int(values["uid"]),
-        "access.sudo": values.get("sudo") == "1",
+        "access.user": found.group(2),
+        "access.uid": int(found.group(1)),
+        "access.sudo": key_values(text).get("sudo") == "1",
     }
 
 
@@ -147,12 +157,12 @@ def _virt_from_dmi(vendor: str, product: str) -> str | None:
 
 def parse_virt(text: str, **_) -> dict:
     values = key_values(text)
-    if "cgroupfs" not in values:
-        # The probe always prints it: without it, this is not the probe's output.
-        raise ValueError("no cgroupfs line")
-    lines = [line for line in text.splitlines() if line.startswith("pid1_cgroup=")]
+    cgroups = [line for line in text.splitlines() if line.startswith("pid1_cgroup=")]
+    if not cgroups and not any(key in values for key in ("vm", "dmi_sys_vendor", "container")):
+        # The probe always prints PID 1's cgroups: without them this is not its output.
+        raise ValueError("no virtualisation output")
     vendor, product = values.get("dmi_sys_vendor", ""), values.get("dmi_product_name", "")
-    facts = {"virt.hypervisor_flag": values.get("hypervisor_flag") == "1"}
+    facts = {}
     if vendor:
         facts["dmi.vendor"] = vendor
     if product:
@@ -161,24 +171,17 @@ def parse_virt(text: str, **_) -> dict:
         facts["virt.type"] = values["vm"]
     elif guess := _virt_from_dmi(vendor, product):
         facts["virt.type"] = guess
-    elif "vm" in values or vendor or facts["virt.hypervisor_flag"]:
-        facts["virt.type"] = "unknown-hypervisor" if facts["virt.hypervisor_flag"] else "none"
     container = values.get("container", "")
     if not container or container == "none":
         if values.get("dockerenv") == "1":
             container = "docker"
         elif values.get("containerenv") == "1":
             container = "podman"
-        elif any(marker in line for line in lines for marker in ("kubepods", "docker", "lxc")):
+        elif any(marker in line for line in cgroups for marker in ("kubepods", "docker", "lxc")):
             container = "container"
         else:
-            container = container or "none"
+            container = "none"
     facts["virt.container"] = container
-    filesystem = values.get("cgroupfs", "")
-    if filesystem == "cgroup2fs":
-        facts["cgroup.version"] = "v2"
-    elif filesystem == "tmpfs":
-        facts["cgroup.version"] = "v1"
     return facts
 
 

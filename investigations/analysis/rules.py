@@ -84,8 +84,8 @@ def governor(a: dict, b: dict) -> list[Verdict]:
                 "Add an alert on the governor (node_exporter exports "
                 "node_cpu_scaling_governor) so that it cannot come back unseen."
             ),
-            side_a=_show(a.get("cpu.governors", ga)),
-            side_b=_show(b.get("cpu.governors", gb)),
+            side_a=_show(a.get("cpu.governors") if ga == "mixed" else ga),
+            side_b=_show(b.get("cpu.governors") if gb == "mixed" else gb),
         )
     ]
 
@@ -127,10 +127,12 @@ def _simple(
     title: str,
     explanation: str,
     recommendation: str,
+    *,
+    also_covers: tuple[str, ...] = (),
 ):
     """A rule that fires when one fact differs between the sides."""
 
-    @rule(key)
+    @rule(key, *also_covers)
     def check(a: dict, b: dict) -> list[Verdict]:
         if not _differs(key, a, b):
             return []
@@ -199,15 +201,117 @@ _simple(
     "has been seen to cut small-packet TCP throughput and raise latency markedly.",
     "Run the same kernel on both sides, or measure the effect of the upgrade in isolation.",
 )
-_simple(
+
+
+@rule(
     "cpu.model",
-    "cpu_model",
-    Severity.HIGH,
-    "CPU models differ",
-    "The same instance type or size can come with different CPU generations; a 5-20 % spread "
-    "between 'identical' machines is common, more for older models.",
-    "Pin the instance family or hardware model, and check it when machines are provisioned.",
+    "cpu.vendor",
+    "cpu.family",
+    "cpu.model_number",
+    "cpu.stepping",
+    "cpu.mhz.min",
+    "cpu.mhz.max",
 )
+def cpu_model(a: dict, b: dict) -> list[Verdict]:
+    """Different CPUs; their family, stepping and clock range follow from the model."""
+    if not _differs("cpu.model", a, b):
+        return []
+    return [
+        Verdict(
+            rule="cpu_model",
+            severity=Severity.HIGH,
+            title="CPU models differ",
+            explanation=(
+                "The same instance type or size can come with different CPU generations; a "
+                "5-20 % spread between 'identical' machines is common, more for older models."
+            ),
+            recommendation=(
+                "Pin the instance family or hardware model, and check it when machines are "
+                "provisioned."
+            ),
+            side_a=_cpu_summary(a),
+            side_b=_cpu_summary(b),
+        )
+    ]
+
+
+def _cpu_summary(facts: dict) -> str:
+    low, high = facts.get("cpu.mhz.min"), facts.get("cpu.mhz.max")
+    clock = (
+        f", {low:g}-{high:g} MHz"
+        if isinstance(low, int | float) and isinstance(high, int | float)
+        else ""
+    )
+    return f"{_show(facts.get('cpu.model'))}{clock}"
+
+
+@rule("cpu.microcode")
+def microcode(a: dict, b: dict) -> list[Verdict]:
+    """Only meaningful on the same CPU model: different models have different microcode."""
+    if _differs("cpu.model", a, b) or not _differs("cpu.microcode", a, b):
+        return []
+    return [
+        Verdict(
+            rule="microcode",
+            severity=Severity.LOW,
+            title="CPU microcode versions differ on the same CPU model",
+            explanation=(
+                "Microcode updates change which vulnerability mitigations the CPU offers and "
+                "can change performance of branch-heavy and syscall-heavy work."
+            ),
+            recommendation="Update the microcode (intel-microcode / amd64-microcode, or the BIOS).",
+            side_a=_show(a["cpu.microcode"]),
+            side_b=_show(b["cpu.microcode"]),
+        )
+    ]
+
+
+@rule("cpu.sockets", "cpu.cores_per_socket", "cpu.threads_per_core", "cpu.online", "cpu.processors")
+def cpu_topology(a: dict, b: dict) -> list[Verdict]:
+    """The same number of CPUs, laid out differently (the count itself has its own rule)."""
+    keys = ["cpu.sockets", "cpu.cores_per_socket", "cpu.threads_per_core"]
+    if _differs("cpu.count", a, b) or not any(_differs(k, a, b) for k in keys):
+        return []
+
+    def layout(facts):
+        return " × ".join(f"{_show(facts.get(k))} {k.rsplit('.', 1)[1]}" for k in keys)
+
+    return [
+        Verdict(
+            rule="cpu_topology",
+            severity=Severity.MEDIUM,
+            title="The same number of CPUs is laid out differently",
+            explanation=(
+                "Sockets, cores and hyper-threads are not equal: two threads of one core share "
+                "its execution units, and CPUs on two sockets share no cache."
+            ),
+            recommendation="Compare like for like, or pin the service to one socket's cores.",
+            side_a=layout(a),
+            side_b=layout(b),
+        )
+    ]
+
+
+@rule("cpu.mhz.scaling_max")
+def frequency_cap(a: dict, b: dict) -> list[Verdict]:
+    if _differs("cpu.model", a, b) or not _differs("cpu.mhz.scaling_max", a, b):
+        return []
+    return [
+        Verdict(
+            rule="frequency_cap",
+            severity=Severity.MEDIUM,
+            title="The highest allowed CPU frequency differs on the same CPU model",
+            explanation=(
+                "scaling_max_freq caps the clock below what the CPU can do: a power or thermal "
+                "policy, or a hand-made setting, slows one side."
+            ),
+            recommendation="Compare cpupower frequency-info on both sides and lift the cap.",
+            side_a=f"{_show(a['cpu.mhz.scaling_max'])} MHz",
+            side_b=f"{_show(b['cpu.mhz.scaling_max'])} MHz",
+        )
+    ]
+
+
 _simple(
     "cpu.count",
     "cpu_count",
@@ -238,6 +342,16 @@ _simple(
     "Compare the service's cgroup limits and throttling on both sides.",
 )
 _simple(
+    "cpu.scaling_driver",
+    "scaling_driver",
+    Severity.LOW,
+    "CPU frequency scaling drivers differ",
+    "intel_pstate and acpi-cpufreq (or a hypervisor's driver) pick frequencies differently, "
+    "even with the same governor.",
+    "Compare `cpupower frequency-info` on both sides.",
+    also_covers=("cpu.intel_pstate",),
+)
+_simple(
     "numa.nodes",
     "numa_nodes",
     Severity.MEDIUM,
@@ -245,6 +359,7 @@ _simple(
     "On a machine with several NUMA nodes, memory on another node costs more to reach; a "
     "process spread across nodes runs slower than on a single-node machine.",
     "Pin the service to one node (numactl, cpuset) or compare machines with the same layout.",
+    also_covers=("numa.node*",),
 )
 _simple(
     "numa.balancing",
@@ -321,8 +436,8 @@ def vulnerabilities(a: dict, b: dict) -> list[Verdict]:
                 "Compare /sys/devices/system/cpu/vulnerabilities on both sides and the kernel "
                 "command line; align kernel and microcode."
             ),
-            side_a="\n".join(f"{k.rsplit('.', 1)[1]}: {a[k]}" for k in keys),
-            side_b="\n".join(f"{k.rsplit('.', 1)[1]}: {b[k]}" for k in keys),
+            side_a="\n".join(f"{k.rsplit('.', 1)[1]}: {a.get(k, 'not reported')}" for k in keys),
+            side_b="\n".join(f"{k.rsplit('.', 1)[1]}: {b.get(k, 'not reported')}" for k in keys),
         )
     ]
 

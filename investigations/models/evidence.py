@@ -71,3 +71,8 @@ class Finding(models.Model):
 
     def __str__(self) -> str:
         return self.title[:80]
+
+    @property
+    def is_settled(self) -> bool:
+        """Dismissed or resolved: shown apart from the ones still to act on."""
+        return self.status in (FindingStatus.DISMISSED, FindingStatus.RESOLVED)

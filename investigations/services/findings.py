@@ -5,7 +5,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from investigations.analysis.rules import evaluate
-from investigations.choices import EventKind, FindingStatus
+from investigations.choices import EventKind, FindingSeverity, FindingStatus
 from investigations.models import Finding, Investigation
 from investigations.selectors import fact_pairs
 from investigations.services.timeline import timeline_event_log
@@ -24,6 +24,7 @@ def findings_refresh(*, investigation: Investigation) -> None:
         for f in Finding.objects.filter(investigation=investigation)
     }
     evaluated_pairs, seen = set(), set()
+    raised, back, gone = [], [], []
     for pair in fact_pairs(investigation=investigation):
         if not pair.complete:
             continue
@@ -52,23 +53,41 @@ def findings_refresh(*, investigation: Investigation) -> None:
                     first_seen_at=now,
                     **values,
                 )
-                _log(
-                    finding, f"Finding: {finding.title} ({pair.a.host.name} vs {pair.b.host.name})"
-                )
+                raised.append(finding)
                 continue
             reappeared = finding.status == FindingStatus.RESOLVED
             if reappeared:
                 values.update(status=FindingStatus.OPEN, resolved_at=None)
             Finding.objects.filter(pk=finding.pk).update(**values)
             if reappeared:
-                _log(finding, f"Finding back: {finding.title}")
+                back.append(finding)
     for identity, finding in existing.items():
-        gone = identity not in seen and finding.pair_key in evaluated_pairs
-        if gone and finding.status != FindingStatus.RESOLVED:
+        vanished = identity not in seen and finding.pair_key in evaluated_pairs
+        if vanished and finding.status != FindingStatus.RESOLVED:
             Finding.objects.filter(pk=finding.pk).update(
                 status=FindingStatus.RESOLVED, resolved_at=now
             )
-            _log(finding, f"Finding resolved, the difference is gone: {finding.title}")
+            gone.append(finding)
+    # One timeline event per kind of change, not one per finding.
+    for findings, what in (
+        (raised, "New findings"),
+        (back, "Findings back"),
+        (gone, "Findings resolved, the difference is gone"),
+    ):
+        if findings:
+            _log_many(investigation, findings, what)
+
+
+def _log_many(investigation: Investigation, findings: list[Finding], what: str) -> None:
+    by_severity = sorted(findings, key=lambda f: FindingSeverity.rank(f.severity))
+    titles = "; ".join(f.title for f in by_severity[:5])
+    more = f"; and {len(findings) - 5} more" if len(findings) > 5 else ""
+    timeline_event_log(
+        investigation=investigation,
+        kind=EventKind.FINDING,
+        summary=f"{what} ({len(findings)}): {titles}{more}",
+        details={"findings": [f.pk for f in by_severity]},
+    )
 
 
 def _log(finding: Finding, summary: str, user=None) -> None:

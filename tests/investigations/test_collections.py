@@ -178,14 +178,18 @@ def test_a_finding_is_raised_once_and_resolved_when_the_difference_goes(personas
     finding = Finding.objects.get(rule="cpu_governor")
     assert (finding.side_a, finding.side_b, finding.status) == ("powersave", "performance", "open")
     raised = TimelineEvent.objects.filter(kind=EventKind.FINDING)
-    assert raised.count() == 1
-    assert "CPU frequency governor is 'powersave' on side A" in raised.get().summary
+    assert list(raised.values_list("summary", flat=True)) == [
+        "New findings (1): CPU frequency governor is 'powersave' on side A"
+    ]
 
     _store(personas, hosts, BASE, BASE)
 
     finding.refresh_from_db()
     assert finding.status == FindingStatus.RESOLVED
-    assert TimelineEvent.objects.filter(summary__startswith="Finding resolved").count() == 1
+    assert TimelineEvent.objects.filter(
+        summary="Findings resolved, the difference is gone (1): "
+        "CPU frequency governor is 'powersave' on side A"
+    ).exists()
 
 
 @pytest.mark.django_db

@@ -1,0 +1,1 @@
+"""Benchmarks against real sshd test hosts (tests/sshd.py); run as `python -m tests.bench.NAME`."""

@@ -5,6 +5,7 @@ from itertools import zip_longest
 
 from django.db.models import Case, Count, IntegerField, Max, QuerySet, Value, When
 
+from investigations.analysis.diff import ONLY_A, ONLY_B, SAME, VOLATILE, diff_facts
 from investigations.choices import FindingSeverity, FindingStatus, HostRole, SideKey
 from investigations.models import (
     ApiToken,
@@ -158,6 +159,39 @@ def fact_pairs(*, investigation: Investigation) -> list[FactPair]:
             snapshot_b=snapshots.get((pair.b.host_id, SideKey.B)),
         )
     return list(pairs.values())
+
+
+@dataclass
+class PairDiff:
+    pair: FactPair
+    rows: list  # analysis.diff.DiffRow
+    differences: int
+    one_sided: int
+
+    @property
+    def categories(self) -> dict[str, list]:
+        grouped: dict[str, list] = {}
+        for row in self.rows:
+            grouped.setdefault(row.category, []).append(row)
+        return grouped
+
+
+def fact_pair_diffs(
+    *, investigation: Investigation, only_differences: bool = False
+) -> list[PairDiff]:
+    """Each host pair's newest facts side by side, with the counts that matter."""
+    diffs = []
+    for pair in fact_pairs(investigation=investigation):
+        rows = diff_facts(
+            pair.snapshot_a.facts if pair.snapshot_a else {},
+            pair.snapshot_b.facts if pair.snapshot_b else {},
+        )
+        differences = sum(1 for row in rows if row.counted)
+        one_sided = sum(1 for row in rows if row.kind in (ONLY_A, ONLY_B))
+        if only_differences:
+            rows = [row for row in rows if row.kind not in (SAME, VOLATILE)]
+        diffs.append(PairDiff(pair, rows, differences, one_sided))
+    return diffs
 
 
 def findings_for(*, investigation: Investigation, status: str = "") -> QuerySet[Finding]:

@@ -5,11 +5,10 @@ from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
 
 from investigations.access import investigation_for_user, require_role
-from investigations.analysis.diff import diff_facts
 from investigations.api.schemas import ErrorOut, Id, Text
 from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
 from investigations.models import Collection, Finding
-from investigations.selectors import fact_pairs, findings_for, latest_snapshots
+from investigations.selectors import fact_pair_diffs, findings_for, latest_snapshots
 from investigations.services.collections import collection_request, targets_expire_overdue
 from investigations.services.findings import finding_set_status
 
@@ -168,26 +167,17 @@ def facts_latest(request, investigation_id: Id):
 def facts_diff(request, investigation_id: Id, only_differences: bool = False):
     """Each host pair's facts side by side; volatile facts are shown but never counted."""
     investigation = investigation_for_user(request.user, investigation_id)
-    result = []
-    for pair in fact_pairs(investigation=investigation):
-        rows = diff_facts(
-            pair.snapshot_a.facts if pair.snapshot_a else {},
-            pair.snapshot_b.facts if pair.snapshot_b else {},
-        )
-        differences = sum(1 for row in rows if row.counted)
-        if only_differences:
-            rows = [row for row in rows if row.kind not in ("same", "volatile")]
-        result.append(
-            {
-                "roles": pair.roles,
-                "host_a": pair.a.host_id,
-                "host_b": pair.b.host_id,
-                "complete": pair.complete,
-                "differences": differences,
-                "rows": [row.__dict__ for row in rows],
-            }
-        )
-    return result
+    return [
+        {
+            "roles": diff.pair.roles,
+            "host_a": diff.pair.a.host_id,
+            "host_b": diff.pair.b.host_id,
+            "complete": diff.pair.complete,
+            "differences": diff.differences,
+            "rows": [row.__dict__ for row in diff.rows],
+        }
+        for diff in fact_pair_diffs(investigation=investigation, only_differences=only_differences)
+    ]
 
 
 @router.get(

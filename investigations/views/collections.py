@@ -9,11 +9,10 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from investigations.access import investigation_for_user, require_role
-from investigations.analysis.diff import diff_facts
 from investigations.choices import ENDED_TARGET_STATUSES, Role
 from investigations.forms import CollectFactsForm
 from investigations.models import Artifact, Collection, Finding
-from investigations.selectors import fact_pairs
+from investigations.selectors import fact_pair_diffs
 from investigations.services.collections import collection_request, targets_expire_overdue
 from investigations.services.findings import finding_set_status
 from investigations.views.pages import wants_partial
@@ -72,27 +71,7 @@ def collection_status(request: HttpRequest, pk: int) -> HttpResponse:
 def facts_diff(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk)
     only_differences = request.GET.get("only") == "1"
-    pairs = []
-    for pair in fact_pairs(investigation=investigation):
-        rows = diff_facts(
-            pair.snapshot_a.facts if pair.snapshot_a else {},
-            pair.snapshot_b.facts if pair.snapshot_b else {},
-        )
-        counted = sum(1 for row in rows if row.counted)
-        one_sided = sum(1 for row in rows if row.kind in ("only_a", "only_b"))
-        if only_differences:
-            rows = [row for row in rows if row.kind not in ("same", "volatile")]
-        categories: dict[str, list] = {}
-        for row in rows:
-            categories.setdefault(row.category, []).append(row)
-        pairs.append(
-            {
-                "pair": pair,
-                "categories": categories,
-                "differences": counted,
-                "one_sided": one_sided,
-            }
-        )
+    pairs = fact_pair_diffs(investigation=investigation, only_differences=only_differences)
     return render(
         request,
         "investigations/facts_diff.html",

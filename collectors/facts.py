@@ -85,7 +85,11 @@ class Section:
 
 
 _BEGIN = re.compile(r"^@@([0-9a-f]{16}|[A-Za-z0-9]+) begin ([a-z_]+)$", re.M)
-_NOT_FOUND = re.compile(r"([^\s:]+): (?:command )?not found\s*$")
+# dash's "sh: 1: lscpu: not found", bash's "lscpu: command not found", and timeout(1)'s
+# "timeout: failed to run command 'lscpu': No such file or directory".
+_NOT_FOUND = re.compile(
+    r"(?:([^\s:]+): (?:command )?not found|failed to run command '([^']+)'.*)\s*$"
+)
 
 
 def split_sections(raw: bytes) -> dict[str, Section]:
@@ -121,7 +125,7 @@ def _failure(name: str, section: Section) -> ProbeStatus | None:
         return ProbeStatus("timeout", "did not finish within its time limit", section.via_sudo)
     if rc == 127:
         found = _NOT_FOUND.search(last_line)
-        tool = found.group(1) if found else name
+        tool = (found.group(1) or found.group(2)) if found else name
         return ProbeStatus("unavailable", f"{tool} is not installed", section.via_sudo)
     if rc == 4:
         return ProbeStatus("unavailable", last_line or "not available here", section.via_sudo)

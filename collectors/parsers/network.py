@@ -68,22 +68,17 @@ def parse_net_interfaces(text: str, **_) -> dict:
 
 
 def parse_ethtool(text: str, **_) -> dict:
-    """`ethtool -k` (offloads) and `ethtool -l` (channels) per interface, after `if=NAME`."""
+    """`ethtool -k` (offloads) per interface, after `if=NAME`. Queue counts come from sysfs
+    (net_interfaces), so `ethtool -l` is not needed."""
     facts = {}
-    current, channels = None, False
+    current = None
     for line in text.splitlines():
         if line.startswith("if="):
-            current, channels = line[3:].strip(), False
+            current = line[3:].strip()
             continue
-        if line.startswith("Current hardware settings"):
-            channels = True
+        # Indented sub-features (tx-checksum-ipv4 under tx-checksumming) are not the feature.
+        key, sep, value = line.partition(":")
+        if not sep or current is None or key not in _OFFLOADS or not value.strip():
             continue
-        key, sep, value = line.strip().partition(":")
-        if not sep or current is None:
-            continue
-        value = value.strip()
-        if key in _OFFLOADS and value:
-            facts[f"net.if.{current}.offload.{_OFFLOADS[key]}"] = value.split()[0]
-        elif channels and key in ("Combined", "RX", "TX") and value.isdigit():
-            facts[f"net.if.{current}.channels.{key.lower()}"] = int(value)
+        facts[f"net.if.{current}.offload.{_OFFLOADS[key]}"] = value.split()[0]
     return facts

@@ -37,11 +37,26 @@ limited() {
     return "$status"
 }
 
-# show FILE...: each readable one-line kernel file as `path:value`, without a process.
+# show FILE...: one-line sysfs and cgroup attributes as `path:value`, without a process.
 show() {
     for f in "$@"; do
-        [ -r "$f" ] && IFS= read -r v < "$f" && printf '%s:%s\n' "$f" "$v"
+        if [ -r "$f" ]; then
+            IFS= read -r v < "$f" && printf '%s:%s\n' "$f" "$v"
+        elif [ -e "$f" ]; then
+            printf '%s: Permission denied\n' "$f"
+        fi
     done
+    return 0
+}
+
+# readall FILE...: files that must be read whole, through one grep: a /proc/sys value
+# answers dash's byte-by-byte `read` with end-of-file after the first byte, and a binary
+# attribute (node cpulist) with nothing.
+readall() {
+    n=$#
+    for f in "$@"; do [ -e "$f" ] && set -- "$@" "$f"; done
+    shift "$n"
+    if [ $# -gt 0 ]; then grep -H . "$@"; fi
     return 0
 }
 
@@ -50,7 +65,8 @@ show() {
 probe() { # NAME
     out=$(PC_TIMED_OUT=""; p_$1 2>&1; rc=$?; exit "${PC_TIMED_OUT:-$rc}")
     rc=$?
-    printf '@@%s begin %s\n%s\n@@%s end %s %s%s\n' "$T" "$1" "$out" "$T" "$1" "$rc" "${via:-}"
+    case $out in *"via=sudo"*) via=" sudo";; *) via="";; esac
+    printf '@@%s begin %s\n%s\n@@%s end %s %s%s\n' "$T" "$1" "$out" "$T" "$1" "$rc" "$via"
 }
 
 p_uname() {
@@ -60,7 +76,13 @@ p_uname() {
 p_os_release() { if [ -r /etc/os-release ]; then lines /etc/os-release; else lines /usr/lib/os-release; fi; }
 p_cmdline() { lines /proc/cmdline; }
 p_uptime() { lines /proc/uptime /proc/loadavg /proc/sys/kernel/random/boot_id; }
-p_access() { id; echo "sudo=$PC_SUDO"; }
+p_access() {
+    # sshd sets USER and LOGNAME; the uid comes from the kernel, without running id(1).
+    while IFS= read -r line; do
+        case $line in Uid:*) set -- $line; echo "uid=$2(${USER:-${LOGNAME:-$(id -un)}})"; break;; esac
+    done < /proc/self/status
+    echo "sudo=$PC_SUDO"
+}
 p_virt() {
     if command -v systemd-detect-virt >/dev/null 2>&1; then
         vm=$(limited 5 systemd-detect-virt --vm)
@@ -117,14 +139,14 @@ p_vulnerabilities() {
 p_meminfo() { cat /proc/meminfo; }
 p_thp() { show /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag; }
 p_vm_sysctls() {
-    show /proc/sys/vm/swappiness /proc/sys/vm/overcommit_memory /proc/sys/vm/zone_reclaim_mode \
+    readall /proc/sys/vm/swappiness /proc/sys/vm/overcommit_memory /proc/sys/vm/zone_reclaim_mode \
         /proc/sys/vm/dirty_ratio /proc/sys/vm/dirty_background_ratio /proc/sys/kernel/numa_balancing \
         /proc/sys/kernel/sched_autogroup_enabled
 }
 p_numa() {
     cd /sys/devices/system/node 2>/dev/null || { echo "no NUMA information in sysfs"; exit 4; }
     set -- node[0-9]*/cpulist
-    if [ -e "$1" ]; then show node[0-9]*/cpulist; else show node[0-9]*/cpumap; fi
+    if [ -e "$1" ]; then readall node[0-9]*/cpulist; else readall node[0-9]*/cpumap; fi
     for m in node[0-9]*/meminfo; do
         [ -r "$m" ] || continue
         while IFS= read -r line; do
@@ -138,7 +160,7 @@ p_clocksource() {
         /sys/devices/system/clocksource/clocksource0/available_clocksource
 }
 p_net_sysctls() {
-    show /proc/sys/net/core/somaxconn /proc/sys/net/core/netdev_max_backlog /proc/sys/net/core/rmem_max \
+    readall /proc/sys/net/core/somaxconn /proc/sys/net/core/netdev_max_backlog /proc/sys/net/core/rmem_max \
         /proc/sys/net/core/wmem_max /proc/sys/net/ipv4/tcp_congestion_control /proc/sys/net/ipv4/tcp_tw_reuse \
         /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_wmem /proc/sys/net/ipv4/ip_local_port_range \
         /proc/sys/net/ipv4/tcp_max_syn_backlog /proc/sys/net/ipv4/tcp_fin_timeout \
@@ -167,7 +189,6 @@ p_ethtool() {
         [ -e "$i/device" ] || continue
         echo "if=${i##*/}"
         limited 5 ethtool -k "${i##*/}" 2>/dev/null
-        limited 5 ethtool -l "${i##*/}" 2>/dev/null
     done
     return 0
 }
@@ -186,7 +207,7 @@ p_limits() {
     while IFS= read -r line; do
         case $line in "Max open files"*|"Max processes"*) echo "$line";; esac
     done < /proc/self/limits
-    show /proc/sys/kernel/pid_max /proc/sys/fs/file-max /proc/sys/kernel/threads-max
+    readall /proc/sys/kernel/pid_max /proc/sys/fs/file-max /proc/sys/kernel/threads-max
 }
 p_tuned() {
     if [ -r /etc/tuned/active_profile ]; then cat /etc/tuned/active_profile

@@ -46,8 +46,17 @@ class KeyMaker:
         if wanted not in self.made:
             path = self.directory / f"key{len(self.made)}"
             subprocess.run(
-                [self.ssh_keygen, "-q", *options, "-N", passphrase, "-C", "perfcase@test",
-                 "-f", str(path)],
+                [
+                    self.ssh_keygen,
+                    "-q",
+                    *options,
+                    "-N",
+                    passphrase,
+                    "-C",
+                    "perfcase@test",
+                    "-f",
+                    str(path),
+                ],
                 check=True,
                 capture_output=True,
                 timeout=60,
@@ -81,22 +90,54 @@ def make_key(tmp_path_factory) -> KeyMaker:
 # (id, ssh-keygen options, key_type, the first line the format must have)
 KINDS = [
     ("ed25519", ["-t", "ed25519"], "ssh-ed25519", "-----BEGIN OPENSSH PRIVATE KEY-----"),
-    ("ecdsa-256", ["-t", "ecdsa", "-b", "256"], "ecdsa-sha2-nistp256",
-     "-----BEGIN OPENSSH PRIVATE KEY-----"),
-    ("ecdsa-384", ["-t", "ecdsa", "-b", "384"], "ecdsa-sha2-nistp384",
-     "-----BEGIN OPENSSH PRIVATE KEY-----"),
-    ("ecdsa-521", ["-t", "ecdsa", "-b", "521"], "ecdsa-sha2-nistp521",
-     "-----BEGIN OPENSSH PRIVATE KEY-----"),
-    ("rsa-3072-openssh", ["-t", "rsa", "-b", "3072"], "ssh-rsa",
-     "-----BEGIN OPENSSH PRIVATE KEY-----"),
-    ("rsa-2048-pem", ["-t", "rsa", "-b", "2048", "-m", "PEM"], "ssh-rsa",
-     "-----BEGIN RSA PRIVATE KEY-----"),
-    ("rsa-2048-pkcs8", ["-t", "rsa", "-b", "2048", "-m", "PKCS8"], "ssh-rsa",
-     "-----BEGIN PRIVATE KEY-----"),
-    ("ecdsa-pem", ["-t", "ecdsa", "-m", "PEM"], "ecdsa-sha2-nistp256",
-     "-----BEGIN EC PRIVATE KEY-----"),
-    ("ecdsa-pkcs8", ["-t", "ecdsa", "-b", "384", "-m", "PKCS8"], "ecdsa-sha2-nistp384",
-     "-----BEGIN PRIVATE KEY-----"),
+    (
+        "ecdsa-256",
+        ["-t", "ecdsa", "-b", "256"],
+        "ecdsa-sha2-nistp256",
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "ecdsa-384",
+        ["-t", "ecdsa", "-b", "384"],
+        "ecdsa-sha2-nistp384",
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "ecdsa-521",
+        ["-t", "ecdsa", "-b", "521"],
+        "ecdsa-sha2-nistp521",
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "rsa-3072-openssh",
+        ["-t", "rsa", "-b", "3072"],
+        "ssh-rsa",
+        "-----BEGIN OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "rsa-2048-pem",
+        ["-t", "rsa", "-b", "2048", "-m", "PEM"],
+        "ssh-rsa",
+        "-----BEGIN RSA PRIVATE KEY-----",
+    ),
+    (
+        "rsa-2048-pkcs8",
+        ["-t", "rsa", "-b", "2048", "-m", "PKCS8"],
+        "ssh-rsa",
+        "-----BEGIN PRIVATE KEY-----",
+    ),
+    (
+        "ecdsa-pem",
+        ["-t", "ecdsa", "-m", "PEM"],
+        "ecdsa-sha2-nistp256",
+        "-----BEGIN EC PRIVATE KEY-----",
+    ),
+    (
+        "ecdsa-pkcs8",
+        ["-t", "ecdsa", "-b", "384", "-m", "PKCS8"],
+        "ecdsa-sha2-nistp384",
+        "-----BEGIN PRIVATE KEY-----",
+    ),
 ]
 ENCRYPTED_HEADERS = {
     "-----BEGIN PRIVATE KEY-----": "-----BEGIN ENCRYPTED PRIVATE KEY-----",
@@ -210,7 +251,8 @@ def test_it_asks_for_a_key_when_the_text_is_empty(text):
 
 
 @pytest.mark.parametrize(
-    "options", [["-t", "ed25519"], ["-t", "ecdsa"], ["-t", "rsa", "-b", "3072"]],
+    "options",
+    [["-t", "ed25519"], ["-t", "ecdsa"], ["-t", "rsa", "-b", "3072"]],
     ids=["ed25519", "ecdsa", "rsa"],
 )
 def test_it_recognises_a_pasted_public_key(make_key, options):
@@ -326,7 +368,8 @@ def test_it_refuses_a_truncated_encrypted_key(make_key):
 
 
 @pytest.mark.parametrize(
-    "options", [["-t", "rsa", "-b", "1024"], ["-t", "rsa", "-b", "1024", "-m", "PEM"]],
+    "options",
+    [["-t", "rsa", "-b", "1024"], ["-t", "rsa", "-b", "1024", "-m", "PEM"]],
     ids=["openssh", "pem"],
 )
 def test_it_refuses_rsa_keys_below_2048_bits(make_key, options):

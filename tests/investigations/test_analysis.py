@@ -2,8 +2,9 @@
 
 The two sides start as the same real snapshot (the probe script's output captured on a real
 machine, tests/collectors/data) and then differ only in the keys a test changes: the values
-put there are what the parsers make of real hosts (the EPYC 7451 and Intel dumps of
-shared/fixtures/hosts, real kernel command lines).
+put there are what the parsers make of real hosts (this machine, the EPYC 7451, Opteron and
+Intel dumps of shared/fixtures/hosts, real kernel command lines). A test that needs a fact
+on both sides sets it on both, with this machine's value, rather than count on the capture.
 """
 
 import fnmatch
@@ -13,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from collectors.catalog import CATEGORY_ORDER, VOLATILE
-from collectors.facts import FactsRequest, parse_facts
+from collectors.facts import FactsRequest, parse_facts, split_sections
+from collectors.parsers import PARSERS
 from collectors.parsers.system import parse_cmdline
 from investigations.analysis.diff import (
     DIFFERS,
@@ -29,10 +31,9 @@ from investigations.choices import FindingSeverity as Severity
 
 DATA = Path(__file__).resolve().parent.parent / "collectors" / "data"
 # A Debian 12 KVM guest with redis-server running (see tests/collectors/data/README.md).
-BASE = parse_facts(
-    (DATA / "facts-debian12-kvm-redis.txt").read_bytes(),
-    FactsRequest(service="redis-server", paths=("/work", "/tmp")),
-).facts
+BASE_RAW = (DATA / "facts-debian12-kvm-redis.txt").read_bytes()
+BASE_SNAPSHOT = parse_facts(BASE_RAW, FactsRequest(service="redis-server", paths=("/work", "/tmp")))
+BASE = BASE_SNAPSHOT.facts
 RULE_BY_NAME = {function.__name__: function for function in RULES}
 
 
@@ -56,9 +57,16 @@ def with_keys(**changes) -> dict:
 
 
 def test_the_base_snapshot_is_a_real_one():
+    assert list(split_sections(BASE_RAW)) == list(PARSERS)
+    # Every probe answered but tuned (not installed) and lscpu (not needed on x86).
+    assert {name for name, s in BASE_SNAPSHOT.probes.items() if s.status != "ok"} == {
+        "tuned", "lscpu"}
     assert BASE["kernel.release"] == "6.18.44-fc-v669"
     assert BASE["service.name"] == "redis-server"
-    assert len(BASE) > 150
+    assert (BASE["cpu.model"], BASE["cpu.count"], BASE["virt.type"]) == ("AMD EPYC", 2, "kvm")
+    assert BASE["cgroup.version"] == "hybrid"
+    assert "cpu.governor" not in BASE and BASE["cpu.scaling_driver"] == "none"
+    assert len(BASE) > 120
 
 
 def test_a_snapshot_against_itself_has_no_difference():
@@ -84,7 +92,7 @@ def test_two_real_snapshots_of_the_same_machine_differ_only_by_what_was_asked():
 
 
 def test_the_five_kinds():
-    a = side(net__core__somaxconn=4096, tuned__profile=None)
+    a = side(net__core__somaxconn=4096, mm__swappiness=60, tuned__profile=None)
     b = side(net__core__somaxconn=128, mm__swappiness=None, tuned__profile="balanced",
              system__hostname="db-7")
     rows = {row.key: row for row in diff_facts(a, b)}
@@ -105,17 +113,17 @@ def test_the_five_kinds():
     [
         ("system.boot_id", "d73cd805-f64f-47ca-98b9-38b49ea9bc87",
          "1b4e28ba-2fa1-11d2-883f-0016d3cca427"),
-        ("system.uptime_seconds", 2488.15, 9_123_456.7),
-        ("system.load1", 0.13, 31.5),
-        ("system.load5", 0.24, 28.0),
-        ("system.load15", 0.42, 20.1),
+        ("system.uptime_seconds", 4159.7, 9_123_456.7),
+        ("system.load1", 0.14, 31.5),
+        ("system.load5", 0.6, 28.0),
+        ("system.load15", 1.16, 20.1),
         ("system.hostname", "vm", "pay-api-7"),
         ("service.pid", 2147, 31337),
         ("kernel.cmdline", "quiet", "quiet mitigations=off"),
         ("tools.perf", True, False),
         ("tools.tuned-adm", False, True),
         ("access.user", "root", "perfcase"),
-        ("mem.available_kb", 23848040, 1_000_000),
+        ("mem.available_kb", 23796264, 1_000_000),
         ("service.cgroup.nr_throttled", 0, 500),
     ],
 )
@@ -230,7 +238,8 @@ def test_categories(key, category):
 
 def test_rows_are_ordered_by_category_then_key():
     a = side(tuned__profile="balanced", something__new=1)
-    rows = diff_facts(a, side(net__core__somaxconn=128))
+    b = side(net__core__somaxconn=128)
+    rows = diff_facts(a, b)
     order = [(CATEGORY_ORDER.index(row.category), row.key) for row in rows]
 
     assert order == sorted(order)
@@ -238,7 +247,7 @@ def test_rows_are_ordered_by_category_then_key():
     assert rows[-1].key == "something.new"
     categories = list(dict.fromkeys(row.category for row in rows))
     assert categories == [c for c in CATEGORY_ORDER if c in categories]
-    assert len(rows) == len(set(a) | set(BASE))
+    assert len(rows) == len(set(a) | set(b))
 
 
 # --- the named rules -------------------------------------------------------------------------
@@ -258,6 +267,16 @@ class Case:
 
 
 # Realistic values: what the parsers made of the dumps and of real command lines.
+OPTERON_6328 = {  # vmware_fpe
+    "cpu.model": "AMD Opteron(tm) Processor 6328", "cpu.vendor": "AuthenticAMD",
+    "cpu.family": 21, "cpu.model_number": 2, "cpu.stepping": 0,
+    "cpu.mhz.min": 1400.0, "cpu.mhz.max": 3200.0,
+}
+EPYC_7451 = {  # x86_64-epyc_7451
+    "cpu.model": "AMD EPYC 7451 24-Core Processor", "cpu.vendor": "AuthenticAMD",
+    "cpu.family": 23, "cpu.model_number": 1, "cpu.stepping": 2,
+    "cpu.mhz.min": 1200.0, "cpu.mhz.max": 2300.0,
+}
 EPYC_VULNERABILITIES = {
     "cpu.vulnerabilities.spec_store_bypass":
         "Mitigation: Speculative Store Bypass disabled via prctl and seccomp",
@@ -276,7 +295,7 @@ CASES = {
         b=with_keys(cpu__governor="performance", cpu__governor_uniform=True,
                     cpu__governors="performance×8"),
         rule="cpu_governor", severity=Severity.HIGH,
-        title="'powersave' on side A", side_a="powersave×8", side_b="performance×8",
+        title="'powersave' on side A", side_a="powersave", side_b="performance",
     ),
     "clock_at_minimum": Case(
         a=with_keys(cpu__mhz__current=1200.0, cpu__mhz__min=1200.0, cpu__mhz__max=2300.0),
@@ -313,10 +332,43 @@ CASES = {
         side_a="3.10.0-1160.el7.x86_64", side_b="6.18.44-fc-v669",
     ),
     "cpu_model": Case(
-        a={"cpu.model": "AMD Opteron(tm) Processor 6328"},
-        b={"cpu.model": "AMD EPYC 7451 24-Core Processor"},
+        # The family, stepping and clock range go with the model: one finding, not eight.
+        a=OPTERON_6328, b=EPYC_7451,
         rule="cpu_model", severity=Severity.HIGH, title="CPU models",
-        side_a="Opteron(tm) Processor 6328", side_b="EPYC 7451",
+        side_a="AMD Opteron(tm) Processor 6328, 1400-3200 MHz",
+        side_b="AMD EPYC 7451 24-Core Processor, 1200-2300 MHz",
+    ),
+    "microcode": Case(
+        # The EPYC dump's microcode against an older release (hand-made value) of it.
+        a={**EPYC_7451, "cpu.microcode": "0x8001213"},
+        b={**EPYC_7451, "cpu.microcode": "0x8001227"},
+        rule="microcode", severity=Severity.LOW, title="microcode",
+        side_a="0x8001213", side_b="0x8001227",
+    ),
+    "cpu_topology": Case(
+        # This machine's 2 CPUs (1 socket, 2 cores, no SMT) against 2 CPUs that are one
+        # core's two threads, as a 2-vCPU cloud instance presents them.
+        a={"cpu.count": 2, "cpu.sockets": 1, "cpu.cores_per_socket": 2,
+           "cpu.threads_per_core": 1, "cpu.online": "0-1", "cpu.processors": 2},
+        b={"cpu.count": 2, "cpu.sockets": 1, "cpu.cores_per_socket": 1,
+           "cpu.threads_per_core": 2, "cpu.online": "0,1", "cpu.processors": 2},
+        rule="cpu_topology", severity=Severity.MEDIUM, title="laid out differently",
+        side_a="1 sockets × 2 cores_per_socket × 1 threads_per_core",
+        side_b="1 sockets × 1 cores_per_socket × 2 threads_per_core",
+    ),
+    "frequency_cap": Case(
+        # The EPYC dump, and the same with scaling_max_freq lowered (hand-made, as root would).
+        a={**EPYC_7451, "cpu.mhz.scaling_max": 1800.0},
+        b={**EPYC_7451, "cpu.mhz.scaling_max": 2300.0},
+        rule="frequency_cap", severity=Severity.MEDIUM, title="highest allowed CPU frequency",
+        side_a="1800.0 MHz", side_b="2300.0 MHz",
+    ),
+    "scaling_driver": Case(
+        # The Intel laptop dump's intel_pstate against the EPYC dump's acpi-cpufreq.
+        a={"cpu.scaling_driver": "intel_pstate", "cpu.intel_pstate": "active"},
+        b={"cpu.scaling_driver": "acpi-cpufreq", "cpu.intel_pstate": "off"},
+        rule="scaling_driver", severity=Severity.LOW, title="scaling drivers",
+        side_a="intel_pstate", side_b="acpi-cpufreq",
     ),
     "cpu_count": Case(
         a={"cpu.count": 96}, b={"cpu.count": 16},
@@ -334,7 +386,9 @@ CASES = {
         side_a="docker", side_b="none",
     ),
     "numa_nodes": Case(
-        a={"numa.nodes": 8}, b={"numa.nodes": 1},
+        # The EPYC dump's 8 nodes of 12 CPUs against this machine's one node of 2.
+        a={"numa.nodes": 8, "numa.node0.cpu_count": 12, "numa.node0.mem_kb": 5990604},
+        b={"numa.nodes": 1, "numa.node0.cpu_count": 2, "numa.node0.mem_kb": 24684084},
         rule="numa_nodes", severity=Severity.MEDIUM, title="NUMA",
         side_a="8", side_b="1",
     ),
@@ -463,7 +517,8 @@ def test_governor_powersave_on_side_b_only():
 
     assert verdict.severity == Severity.HIGH
     assert "side B" in verdict.title and "'powersave'" in verdict.title
-    assert (verdict.side_a, verdict.side_b) == ("performance×8", "powersave×8")
+    # A uniform governor is shown by name; the per-CPU summary only for "mixed".
+    assert (verdict.side_a, verdict.side_b) == ("performance", "powersave")
 
 
 def test_governor_powersave_on_both_sides_is_medium():
@@ -489,7 +544,7 @@ def test_two_different_slow_governors_are_both_named():
                                           side(**governor("ondemand")))
 
     assert verdict.severity == Severity.HIGH
-    assert (verdict.side_a, verdict.side_b) == ("powersave×8", "ondemand×8")
+    assert (verdict.side_a, verdict.side_b) == ("powersave", "ondemand")
     # The title must not say both sides run powersave when side B runs ondemand.
     assert "ondemand" in verdict.title or "both sides" not in verdict.title
 
@@ -666,7 +721,7 @@ def test_mitigations_off_on_one_side_from_real_command_lines():
 
 
 def test_an_uncovered_difference_is_one_info_finding():
-    verdicts = evaluate(BASE, side(net__core__somaxconn=128))
+    verdicts = evaluate(side(net__core__somaxconn=4096), side(net__core__somaxconn=128))
 
     assert len(verdicts) == 1
     (verdict,) = verdicts
@@ -713,7 +768,7 @@ def test_volatile_differences_never_appear():
 def test_evaluate_orders_by_severity_named_above_generic():
     a = side(cpu__model="AMD Opteron(tm) Processor 6328", kernel__release="3.10.0-1160",
              mm__swappiness=10, net__core__somaxconn=128, net__ipv4__tcp_congestion_control="cubic")
-    verdicts = evaluate(a, BASE)
+    verdicts = evaluate(a, side(mm__swappiness=60, net__core__somaxconn=4096))
     ranks = [Severity.rank(v.severity) for v in verdicts]
 
     assert ranks == sorted(ranks)

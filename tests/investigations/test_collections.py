@@ -13,7 +13,6 @@ from investigations.services.collections import (
     collection_request,
     facts_store,
     target_claim,
-    targets_expire_overdue,
 )
 from investigations.services.findings import finding_set_status
 from investigations.services.inventory import host_create, member_add
@@ -54,9 +53,10 @@ def test_a_facts_collection_runs_through_the_worker_and_reports_progress(persona
     assert {t["status"] for t in created.body["targets"]} <= {"queued", "running"}
 
     status = wait_for(
-        lambda: (b := api.get(f"/api/collections/{created.body['id']}").body)["status"]
-        == "completed"
-        and b
+        lambda: (
+            (b := api.get(f"/api/collections/{created.body['id']}").body)["status"] == "completed"
+            and b
+        )
     )
     assert [(t["host_name"], t["side"], t["status"], t["progress"]) for t in status["targets"]] == [
         ("app-a", "a", "succeeded", 100),
@@ -217,9 +217,11 @@ def test_findings_are_listed_most_severe_first_with_both_values(personas):
         {**BASE, "net.core.somaxconn": 4096},
     )
 
-    body = ApiClient(personas.viewer).get(
-        f"/api/investigations/{personas.investigation.pk}/findings"
-    ).body
+    body = (
+        ApiClient(personas.viewer)
+        .get(f"/api/investigations/{personas.investigation.pk}/findings")
+        .body
+    )
 
     assert [(f["rule"], f["severity"]) for f in body] == [
         ("cpu_governor", "high"),
@@ -238,8 +240,12 @@ def test_people_confirm_and_dismiss_findings_but_viewers_cannot(personas):
     _store(personas, hosts, {**BASE, "cpu.governor": "powersave"}, BASE)
     finding = Finding.objects.get()
 
-    refused = ApiClient(personas.viewer).patch(f"/api/findings/{finding.pk}", {"status": "confirmed"})
-    hidden = ApiClient(personas.outsider).patch(f"/api/findings/{finding.pk}", {"status": "confirmed"})
+    refused = ApiClient(personas.viewer).patch(
+        f"/api/findings/{finding.pk}", {"status": "confirmed"}
+    )
+    hidden = ApiClient(personas.outsider).patch(
+        f"/api/findings/{finding.pk}", {"status": "confirmed"}
+    )
     done = ApiClient(personas.member).patch(f"/api/findings/{finding.pk}", {"status": "confirmed"})
 
     assert (refused.status_code, hidden.status_code, done.status_code) == (403, 404, 200)
@@ -257,9 +263,9 @@ def test_the_diff_marks_differences_and_never_counts_volatile_facts(personas):
         {**BASE, "system.boot_id": "other", "cpu.mhz.current": 2100.0},
     )
 
-    [pair] = ApiClient(personas.member).get(
-        f"/api/investigations/{personas.investigation.pk}/diff"
-    ).body
+    [pair] = (
+        ApiClient(personas.member).get(f"/api/investigations/{personas.investigation.pk}/diff").body
+    )
     kinds = {row["key"]: row["kind"] for row in pair["rows"]}
 
     assert kinds == {
@@ -304,9 +310,7 @@ def test_the_collection_partial_keeps_polling_while_targets_run(personas):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(
-    ("who", "status"), [("member", 302), ("viewer", 403), ("outsider", 404)]
-)
+@pytest.mark.parametrize(("who", "status"), [("member", 302), ("viewer", 403), ("outsider", 404)])
 def test_collecting_from_the_page_needs_a_responder(personas, who, status):
     place_local_hosts(personas)
 

@@ -182,6 +182,7 @@ class HostForm(forms.Form):
     transport = forms.ChoiceField(
         choices=HostTransport.choices,
         initial=HostTransport.SSH,
+        required=False,
         help_text="The local transport runs probes on Perfcase's own machine, without SSH",
     )
 
@@ -191,6 +192,9 @@ class HostForm(forms.Form):
         self.fields["jump_host"].queryset = jump_hosts
         if not settings.LOCAL_TRANSPORT:
             del self.fields["transport"]
+
+    def clean_transport(self) -> str:
+        return self.cleaned_data["transport"] or HostTransport.SSH
 
 
 class HostCreateForm(HostForm):

@@ -99,10 +99,14 @@ class EventKind(ColouredChoices):
     ENVIRONMENT = "environment", "Environment"
     COLLECTION = "collection", "Collection"
     FINDING = "finding", "Finding"
+    PATH = "path", "Traffic path"
+    CHECKLIST = "checklist", "Checklist"
 
     @classmethod
     def _colours(cls):
         return {
+            cls.PATH: "teal",
+            cls.CHECKLIST: "green",
             cls.NOTE: "grey",
             cls.ACTION: "blue",
             cls.STATUS: "purple",
@@ -195,3 +199,67 @@ class FindingStatus(ColouredChoices):
             cls.DISMISSED: "grey",
             cls.RESOLVED: "green",
         }
+
+
+class PathNodeKind(models.TextChoices):
+    LOAD_GENERATOR = "load_generator", "Load generator"
+    DNS = "dns", "DNS"
+    CDN = "cdn", "CDN"
+    LOAD_BALANCER = "load_balancer", "Load balancer"
+    NAT = "nat", "Elastic IP / NAT"
+    GATEWAY = "gateway", "Gateway or ingress"
+    SERVICE = "service", "Service"
+    DATABASE = "database", "Database"
+    CACHE = "cache", "Cache"
+    MESSAGE_QUEUE = "message_queue", "Message queue"
+    OBJECT_STORAGE = "object_storage", "Object storage"
+    EXTERNAL_API = "external_api", "External API"
+    OTHER = "other", "Other"
+
+
+class Protocol(models.TextChoices):
+    HTTP = "http", "HTTP"
+    HTTPS = "https", "HTTPS"
+    GRPC = "grpc", "gRPC"
+    TCP = "tcp", "TCP"
+    MYSQL = "mysql", "MySQL"
+    POSTGRESQL = "postgresql", "PostgreSQL"
+    REDIS = "redis", "Redis"
+    AMQP = "amqp", "AMQP"
+    OTHER = "other", "Other"
+
+
+class ConnectionReuse(models.TextChoices):
+    LONG_LIVED = "long_lived", "Long-lived"
+    SHORT_LIVED = "short_lived", "Short-lived"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class NodeState(ColouredChoices):
+    NOT_CHECKED = "not_checked", "Not checked"
+    RULED_OUT = "ruled_out", "Ruled out"
+    SUSPECT = "suspect", "Suspect"
+
+    @classmethod
+    def _colours(cls):
+        return {cls.NOT_CHECKED: "grey", cls.RULED_OUT: "green", cls.SUSPECT: "red"}
+
+
+class ItemStatus(ColouredChoices):
+    TODO = "todo", "To do"
+    IN_PROGRESS = "in_progress", "In progress"
+    DONE = "done", "Done"
+    NOT_APPLICABLE = "not_applicable", "Not applicable"
+
+    @classmethod
+    def _colours(cls):
+        return {
+            cls.TODO: "grey",
+            cls.IN_PROGRESS: "blue",
+            cls.DONE: "green",
+            cls.NOT_APPLICABLE: "grey",
+        }
+
+
+# Statuses that count as finished for the progress bar.
+SETTLED_ITEM_STATUSES = [ItemStatus.DONE, ItemStatus.NOT_APPLICABLE]

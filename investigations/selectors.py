@@ -5,10 +5,18 @@ from itertools import zip_longest
 
 from django.db.models import Case, Count, IntegerField, Max, QuerySet, Value, When
 
+from investigations.analysis.diagram import DiagramEdge, DiagramNode, figure
 from investigations.analysis.diff import ONLY_A, ONLY_B, SAME, VOLATILE, diff_facts
-from investigations.choices import FindingSeverity, FindingStatus, HostRole, SideKey
+from investigations.choices import (
+    SETTLED_ITEM_STATUSES,
+    FindingSeverity,
+    FindingStatus,
+    HostRole,
+    SideKey,
+)
 from investigations.models import (
     ApiToken,
+    ChecklistItem,
     Collection,
     Credential,
     EnvironmentMember,
@@ -17,6 +25,8 @@ from investigations.models import (
     Host,
     Investigation,
     Membership,
+    PathEdge,
+    PathNode,
     Team,
     TimelineEvent,
     WebhookDelivery,
@@ -217,4 +227,60 @@ def collections_for(*, investigation: Investigation, limit: int = 5) -> list[Col
         investigation.collections.prefetch_related(
             "targets__host", "targets__side", "targets__artifacts"
         )[:limit]
+    )
+
+
+def path_nodes(*, investigation: Investigation) -> QuerySet[PathNode]:
+    return investigation.path_nodes.prefetch_related("hosts_a", "hosts_b")
+
+
+def path_edges(*, investigation: Investigation) -> QuerySet[PathEdge]:
+    return investigation.path_edges.select_related("source", "target")
+
+
+def path_figure(*, investigation: Investigation) -> dict:
+    """The plotly figure of the traffic path (two queries)."""
+    nodes = [
+        DiagramNode(n.pk, n.label, n.get_kind_display(), n.state, n.specs_differ)
+        for n in investigation.path_nodes.all()
+    ]
+    edges = [
+        DiagramEdge(e.source_id, e.target_id, e.summary if e.protocol != "other" or e.tls else "")
+        for e in investigation.path_edges.all()
+    ]
+    return figure(nodes, edges)
+
+
+def path_version(*, investigation: Investigation) -> str:
+    """Changes whenever a node or edge is added, edited or removed."""
+    parts = []
+    for rows in (investigation.path_nodes, investigation.path_edges):
+        stats = rows.aggregate(count=Count("id"), last=Max("updated_at"))
+        parts += [str(stats["count"]), str(stats["last"].timestamp() if stats["last"] else 0)]
+    return "-".join(parts)
+
+
+def checklist_items(*, investigation: Investigation) -> QuerySet[ChecklistItem]:
+    return investigation.checklist.select_related("assignee")
+
+
+def checklist_progress(items) -> tuple[int, int]:
+    """(settled, total): done or not applicable, out of all."""
+    items = list(items)
+    return sum(1 for i in items if i.status in SETTLED_ITEM_STATUSES), len(items)
+
+
+def checklist_version(*, investigation: Investigation) -> str:
+    stats = investigation.checklist.aggregate(count=Count("id"), last=Max("updated_at"))
+    last = stats["last"].timestamp() if stats["last"] else 0
+    return f"{stats['count']}-{last}"
+
+
+def my_checklist_items(*, user) -> QuerySet[ChecklistItem]:
+    """The user's unfinished items in their teams' investigations, newest case first."""
+    return (
+        ChecklistItem.objects.filter(assignee=user, investigation__team__memberships__user=user)
+        .exclude(status__in=SETTLED_ITEM_STATUSES)
+        .select_related("investigation__team")
+        .order_by("-investigation__created_at", "position")
     )

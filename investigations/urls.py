@@ -2,6 +2,7 @@ from django.urls import path
 
 from investigations.views import (
     accounts,
+    checklist,
     collections,
     health,
     inventory,
@@ -9,6 +10,7 @@ from investigations.views import (
     teams,
     timeline,
 )
+from investigations.views import path as path_views
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
@@ -44,6 +46,31 @@ urlpatterns = [
     path("collections/<int:pk>/", collections.collection_status, name="collection_status"),
     path("findings/<int:pk>/status/", collections.finding_status, name="finding_status"),
     path("artifacts/<int:pk>/", collections.artifact_download, name="artifact_download"),
+    path("investigations/<int:pk>/path/", path_views.path_panel, name="path_panel"),
+    path("investigations/<int:pk>/path/text/", path_views.path_text, name="path_text"),
+    path("investigations/<int:pk>/path/nodes/", path_views.path_node_new, name="path_node_new"),
+    path(
+        "investigations/<int:pk>/path/nodes/<int:node_pk>/", path_views.path_node, name="path_node"
+    ),
+    path(
+        "investigations/<int:pk>/path/nodes/<int:node_pk>/state/",
+        path_views.path_node_state,
+        name="path_node_state",
+    ),
+    path(
+        "investigations/<int:pk>/path/nodes/<int:node_pk>/delete/",
+        path_views.path_node_remove,
+        name="path_node_remove",
+    ),
+    path("investigations/<int:pk>/path/edges/", path_views.path_edge_new, name="path_edge_new"),
+    path(
+        "investigations/<int:pk>/path/edges/<int:edge_pk>/delete/",
+        path_views.path_edge_remove,
+        name="path_edge_remove",
+    ),
+    path("investigations/<int:pk>/checklist/", checklist.checklist, name="checklist"),
+    path("checklist/<int:pk>/", checklist.checklist_item, name="checklist_item"),
+    path("checklist/mine/", checklist.my_items, name="my_items"),
     path("teams/", teams.team_list, name="team_list"),
     path("teams/<int:pk>/", teams.team_detail, name="team_detail"),
     path("teams/<int:pk>/webhook/", teams.team_webhook, name="team_webhook"),

@@ -117,9 +117,16 @@ def _unauthorised(request, exc: AuthenticationError):
     )
 
 
-from investigations.api import accounts, evidence, inventory, investigations  # noqa: E402
+from investigations.api import (  # noqa: E402
+    accounts,
+    evidence,
+    inventory,
+    investigations,
+    method,
+)
 
 api.add_router("", accounts.router)
 api.add_router("", investigations.router)
 api.add_router("", inventory.router)
 api.add_router("", evidence.router)
+api.add_router("", method.router)

@@ -1,7 +1,9 @@
+from investigations.models.checklist import ChecklistItem
 from investigations.models.collections import Artifact, Collection, CollectionTarget
 from investigations.models.evidence import FactSnapshot, Finding
 from investigations.models.inventory import Credential, EnvironmentMember, Host
 from investigations.models.investigations import Investigation, Side, Tag
+from investigations.models.path import PathEdge, PathNode
 from investigations.models.teams import ApiToken, Membership, Team
 from investigations.models.timeline import TimelineEvent
 from investigations.models.webhooks import WebhookDelivery
@@ -9,6 +11,7 @@ from investigations.models.webhooks import WebhookDelivery
 __all__ = [
     "ApiToken",
     "Artifact",
+    "ChecklistItem",
     "Collection",
     "CollectionTarget",
     "FactSnapshot",
@@ -18,6 +21,8 @@ __all__ = [
     "Host",
     "Investigation",
     "Membership",
+    "PathEdge",
+    "PathNode",
     "Side",
     "Tag",
     "Team",

@@ -30,6 +30,7 @@ from investigations.models import (
     FactSnapshot,
     Investigation,
 )
+from investigations.services.checklist import checklist_refresh
 from investigations.services.findings import findings_refresh
 from investigations.services.timeline import timeline_event_log
 
@@ -220,6 +221,7 @@ def facts_store(*, target: CollectionTarget, snapshot: FactsSnapshot) -> FactSna
         status=TargetStatus.SUCCEEDED, progress=100, step="done", finished_at=timezone.now()
     )
     findings_refresh(investigation=target.collection.investigation)
+    checklist_refresh(investigation=target.collection.investigation)
     transaction.on_commit(lambda: _complete_if_done(target.collection_id))
     return stored
 

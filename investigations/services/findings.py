@@ -8,6 +8,7 @@ from investigations.analysis.rules import evaluate
 from investigations.choices import EventKind, FindingSeverity, FindingStatus
 from investigations.models import Finding, Investigation
 from investigations.selectors import fact_pairs
+from investigations.services.checklist import checklist_refresh
 from investigations.services.timeline import timeline_event_log
 
 ACTIVE = [FindingStatus.OPEN, FindingStatus.CONFIRMED]
@@ -113,4 +114,5 @@ def finding_set_status(*, finding: Finding, user, status: str) -> Finding:
     finding.save(update_fields=["status"])
     label = FindingStatus(status).label.lower()
     _log(finding, f"Finding {label}: {finding.title}", user=user)
+    checklist_refresh(investigation=finding.investigation)
     return finding

@@ -5,6 +5,7 @@ from django.db import transaction
 from collectors.keys import PrivateKeyError, inspect_private_key
 from investigations.choices import EventKind, HostRole, HostTransport
 from investigations.models import Credential, EnvironmentMember, Host, Investigation, Team
+from investigations.services.checklist import checklist_refresh
 from investigations.services.timeline import timeline_event_log
 from investigations.validators import normalise_address, validate_username
 from investigations.vault import seal
@@ -166,6 +167,7 @@ def member_add(
         author=user,
         details={"host": host.pk, "side": side.key, "role": role, "added": True},
     )
+    checklist_refresh(investigation=investigation)
     return member
 
 
@@ -182,4 +184,6 @@ def member_remove(*, member: EnvironmentMember, user) -> None:
         author=user,
         details={"host": host.pk, "side": side.key, "role": member.role, "added": False},
     )
+    investigation = member.investigation
     member.delete()
+    checklist_refresh(investigation=investigation)

@@ -15,6 +15,7 @@ from investigations.choices import (
     allowed_status_moves,
 )
 from investigations.models import Investigation, Side, Tag, Team
+from investigations.services.checklist import checklist_create_defaults, checklist_refresh
 from investigations.services.timeline import time_error, timeline_event_log
 
 User = get_user_model()
@@ -169,6 +170,7 @@ def investigation_create(
         side.investigation = investigation
         side.save()
     _set_tags(investigation, tag_names)
+    checklist_create_defaults(investigation=investigation)
     timeline_event_log(
         investigation=investigation,
         kind=EventKind.STATUS,
@@ -176,6 +178,7 @@ def investigation_create(
         author=user,
         details={"old": None, "new": Status.OPEN},
     )
+    checklist_refresh(investigation=investigation)
     return investigation
 
 
@@ -222,6 +225,8 @@ def investigation_update(
         author=user,
         details={"changes": changes},
     )
+    if any(field.startswith("symptom_") for field in changes):
+        checklist_refresh(investigation=investigation)
     return investigation
 
 

@@ -6,6 +6,8 @@ from investigations.choices import (
     EventKind,
     FindingSeverity,
     FindingStatus,
+    ItemStatus,
+    NodeState,
     Role,
     Severity,
     Status,
@@ -23,6 +25,8 @@ BADGE_CHOICES = {
     "target": TargetStatus,
     "finding": FindingStatus,
     "severity_finding": FindingSeverity,
+    "node": NodeState,
+    "item": ItemStatus,
 }
 
 

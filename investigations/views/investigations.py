@@ -42,7 +42,9 @@ from investigations.services.investigations import (
     investigation_update,
     side_update,
 )
+from investigations.views.checklist import checklist_context
 from investigations.views.pages import paginate
+from investigations.views.path import path_context
 from investigations.views.timeline import timeline_context
 
 User = get_user_model()
@@ -131,11 +133,19 @@ def investigation_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "member_form": MemberForm(hosts=hosts_for_user(user=request.user, team=investigation.team)),
         "status_moves": [Status(s) for s in allowed_status_moves(investigation.status)],
         **evidence_context(investigation),
+        **checklist_context(investigation),
+        **path_context(investigation, request.user, node=_node(request, investigation)),
         **timeline_context(request, investigation),
     }
     if can_write:
         context["entry_form"] = TimelineEntryForm()
     return render(request, "investigations/investigation_detail.html", context)
+
+
+def _node(request, investigation):
+    """The path node whose details are open (?node=ID), if any."""
+    node_id = request.GET.get("node", "")
+    return investigation.path_nodes.filter(pk=int(node_id)).first() if node_id.isdigit() else None
 
 
 def evidence_context(investigation) -> dict:

@@ -6,6 +6,14 @@
   }
 })();
 
+// A form with errors answers 400 with the form again: swap it in, like a success.
+htmx.config.responseHandling = [
+  {code: "204", swap: false},
+  {code: "[23]..", swap: true},
+  {code: "400", swap: true, error: false},
+  {code: "[45]..", swap: false, error: true},
+];
+
 // The action type matters only for actions: hide it for notes.
 function perfcaseSyncActionField(root) {
   root.querySelectorAll("form.timeline-form").forEach(function (form) {
@@ -20,3 +28,19 @@ function perfcaseSyncActionField(root) {
 }
 
 htmx.onLoad(perfcaseSyncActionField);
+
+// The traffic path: plotly draws the figure the server put in the page; a click on a node
+// opens its details in the panel.
+function perfcaseDrawPath(root) {
+  var data = root.querySelector && root.querySelector("#path-figure-data");
+  var target = document.getElementById("path-figure");
+  if (!data || !target || typeof Plotly === "undefined") return;
+  var figure = JSON.parse(data.textContent);
+  Plotly.newPlot(target, figure.data, figure.layout, {displayModeBar: false, responsive: true});
+  target.on("plotly_click", function (event) {
+    var id = event.points[0].customdata;
+    htmx.ajax("GET", target.dataset.nodeUrl + id, {target: "#path-panel", swap: "outerHTML"});
+  });
+}
+
+htmx.onLoad(perfcaseDrawPath);

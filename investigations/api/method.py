@@ -1,0 +1,344 @@
+"""The traffic path and the guided checklist."""
+
+from datetime import datetime
+from typing import Literal
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from ninja import Field, Router, Schema, Status
+
+from investigations.access import investigation_for_user
+from investigations.api.schemas import ErrorOut, Id, Port, Text
+from investigations.choices import (
+    ConnectionReuse,
+    ItemStatus,
+    NodeState,
+    PathNodeKind,
+    Protocol,
+    Role,
+)
+from investigations.models import Host
+from investigations.selectors import checklist_items, path_edges, path_nodes
+from investigations.services.checklist import checklist_item_add, checklist_item_update
+from investigations.services.path import (
+    path_edge_create,
+    path_edge_delete,
+    path_edge_update,
+    path_from_text,
+    path_node_create,
+    path_node_delete,
+    path_node_set_state,
+    path_node_update,
+)
+
+User = get_user_model()
+router = Router(tags=["method"])
+ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+KindValue = Literal[tuple(PathNodeKind.values)]
+ProtocolValue = Literal[tuple(Protocol.values)]
+ReuseValue = Literal[tuple(ConnectionReuse.values)]
+NodeStateValue = Literal[tuple(NodeState.values)]
+ItemStatusValue = Literal[tuple(ItemStatus.values)]
+
+
+class NodeOut(Schema):
+    id: int
+    kind: str
+    label: str
+    spec_a: str
+    spec_b: str
+    values_a: dict
+    values_b: dict
+    hosts_a: list[int]
+    hosts_b: list[int]
+    specs_differ: bool
+    state: str
+    state_note: str
+    state_link: str
+    state_collection: int | None = Field(alias="state_collection_id")
+    state_changed_at: datetime | None
+
+    @staticmethod
+    def resolve_hosts_a(obj) -> list[int]:
+        return [host.pk for host in obj.hosts_a.all()]
+
+    @staticmethod
+    def resolve_hosts_b(obj) -> list[int]:
+        return [host.pk for host in obj.hosts_b.all()]
+
+
+class NodeIn(Schema):
+    kind: KindValue = PathNodeKind.SERVICE
+    label: Text
+    spec_a: Text = ""
+    spec_b: Text = ""
+    values_a: dict[Text, Text] = {}
+    values_b: dict[Text, Text] = {}
+    hosts_a: list[Id] = []
+    hosts_b: list[Id] = []
+
+
+class NodePatch(Schema):
+    """Send only what changes. A state other than not_checked needs evidence: a note, a
+    link or a collection of this investigation."""
+
+    kind: KindValue | None = None
+    label: Text | None = None
+    spec_a: Text | None = None
+    spec_b: Text | None = None
+    values_a: dict[Text, Text] | None = None
+    values_b: dict[Text, Text] | None = None
+    hosts_a: list[Id] | None = None
+    hosts_b: list[Id] | None = None
+    state: NodeStateValue | None = None
+    state_note: Text = ""
+    state_link: Text = ""
+    state_collection: Id | None = None
+
+
+class EdgeOut(Schema):
+    id: int
+    source: int = Field(alias="source_id")
+    target: int = Field(alias="target_id")
+    protocol: str
+    port: int | None
+    tls: bool
+    reuse: str
+    notes: str
+
+
+class EdgeIn(Schema):
+    source: Id
+    target: Id
+    protocol: ProtocolValue = Protocol.OTHER
+    port: Port | None = None
+    tls: bool = False
+    reuse: ReuseValue = ConnectionReuse.UNKNOWN
+    notes: Text = ""
+
+
+class EdgePatch(Schema):
+    protocol: ProtocolValue | None = None
+    port: Port | None = None
+    tls: bool | None = None
+    reuse: ReuseValue | None = None
+    notes: Text | None = None
+
+
+class PathTextIn(Schema):
+    text: Text = Field(description="e.g. loadgen -> lb -> gateway -> app -[mysql:3306]-> db:mysql")
+
+
+class PathOut(Schema):
+    nodes: list[NodeOut]
+    edges: list[EdgeOut]
+
+
+class ItemOut(Schema):
+    key: str
+    title: str
+    description: str
+    status: str
+    assignee: str | None
+    auto: bool = Field(description="true while the item is done because its evidence exists")
+    evidence: str
+    notes: str
+    na_reason: str
+    custom: bool
+    completed_at: datetime | None
+
+    @staticmethod
+    def resolve_assignee(obj) -> str | None:
+        return obj.assignee.get_username() if obj.assignee else None
+
+
+class ItemPatch(Schema):
+    status: ItemStatusValue | None = None
+    assignee: Text | None = Field(None, description="a username; empty string to unassign")
+    notes: Text | None = None
+    na_reason: Text | None = None
+
+
+class ItemIn(Schema):
+    title: Text
+
+
+def _hosts(investigation, ids: list[int] | None, field: str):
+    if ids is None:
+        return None
+    hosts = list(Host.objects.filter(pk__in=ids, team_id=investigation.team_id))
+    if len(hosts) != len(set(ids)):
+        raise ValidationError({field: "Choose hosts of the investigation's team."})
+    return hosts
+
+
+@router.get("/investigations/{investigation_id}/path", response={200: PathOut, **ERRORS})
+def path_get(request, investigation_id: Id):
+    investigation = investigation_for_user(request.user, investigation_id)
+    return {
+        "nodes": list(path_nodes(investigation=investigation)),
+        "edges": list(path_edges(investigation=investigation)),
+    }
+
+
+@router.post("/investigations/{investigation_id}/path/text", response={201: PathOut, **ERRORS})
+def path_text(request, investigation_id: Id, payload: PathTextIn):
+    """Create the nodes and edges a line of text names; existing nodes are reused."""
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    path_from_text(investigation=investigation, user=request.user, text=payload.text)
+    return Status(201, path_get(request, investigation_id))
+
+
+@router.get(
+    "/investigations/{investigation_id}/path/nodes", response={200: list[NodeOut], **ERRORS}
+)
+def nodes_list(request, investigation_id: Id):
+    return path_nodes(investigation=investigation_for_user(request.user, investigation_id))
+
+
+@router.post("/investigations/{investigation_id}/path/nodes", response={201: NodeOut, **ERRORS})
+def nodes_create(request, investigation_id: Id, payload: NodeIn):
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    fields = payload.dict(exclude={"hosts_a", "hosts_b"})
+    node = path_node_create(
+        investigation=investigation,
+        user=request.user,
+        hosts_a=_hosts(investigation, payload.hosts_a, "hosts_a"),
+        hosts_b=_hosts(investigation, payload.hosts_b, "hosts_b"),
+        **fields,
+    )
+    return Status(201, node)
+
+
+def _node(request, investigation_id: int, node_id: int, role=Role.VIEWER):
+    investigation = investigation_for_user(request.user, investigation_id, role)
+    return investigation, get_object_or_404(path_nodes(investigation=investigation), pk=node_id)
+
+
+@router.patch(
+    "/investigations/{investigation_id}/path/nodes/{node_id}", response={200: NodeOut, **ERRORS}
+)
+@transaction.atomic
+def nodes_patch(request, investigation_id: Id, node_id: Id, payload: NodePatch):
+    investigation, node = _node(request, investigation_id, node_id, Role.RESPONDER)
+    fields = payload.dict(exclude_unset=True)
+    state_fields = {k: fields.pop(k) for k in list(fields) if k.startswith("state")}
+    hosts = {
+        side: _hosts(investigation, fields.pop(side, None), side) for side in ("hosts_a", "hosts_b")
+    }
+    nulls = [k for k, v in fields.items() if v is None]
+    if nulls:
+        raise ValidationError({k: "This field cannot be null." for k in nulls})
+    node = path_node_update(node=node, user=request.user, **hosts, **fields)
+    if "state" in state_fields:
+        collection = None
+        if state_fields.get("state_collection"):
+            collection = investigation.collections.filter(
+                pk=state_fields["state_collection"]
+            ).first()
+            if collection is None:
+                raise ValidationError(
+                    {"state_collection": "No such collection in this investigation."}
+                )
+        node = path_node_set_state(
+            node=node,
+            user=request.user,
+            state=state_fields["state"],
+            note=state_fields.get("state_note", ""),
+            link=state_fields.get("state_link", ""),
+            collection=collection,
+        )
+    return _node(request, investigation_id, node_id)[1]
+
+
+@router.delete(
+    "/investigations/{investigation_id}/path/nodes/{node_id}", response={204: None, **ERRORS}
+)
+def nodes_delete(request, investigation_id: Id, node_id: Id):
+    _, node = _node(request, investigation_id, node_id, Role.RESPONDER)
+    path_node_delete(node=node, user=request.user)
+    return Status(204, None)
+
+
+@router.get(
+    "/investigations/{investigation_id}/path/edges", response={200: list[EdgeOut], **ERRORS}
+)
+def edges_list(request, investigation_id: Id):
+    return path_edges(investigation=investigation_for_user(request.user, investigation_id))
+
+
+@router.post("/investigations/{investigation_id}/path/edges", response={201: EdgeOut, **ERRORS})
+def edges_create(request, investigation_id: Id, payload: EdgeIn):
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    nodes = {
+        n.pk: n for n in investigation.path_nodes.filter(pk__in=[payload.source, payload.target])
+    }
+    missing = [f for f in ("source", "target") if getattr(payload, f) not in nodes]
+    if missing:
+        raise ValidationError({f: "No such node on this investigation's path." for f in missing})
+    edge = path_edge_create(
+        investigation=investigation,
+        user=request.user,
+        source=nodes[payload.source],
+        target=nodes[payload.target],
+        **payload.dict(exclude={"source", "target"}),
+    )
+    return Status(201, edge)
+
+
+def _edge(request, investigation_id: int, edge_id: int):
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    return get_object_or_404(path_edges(investigation=investigation), pk=edge_id)
+
+
+@router.patch(
+    "/investigations/{investigation_id}/path/edges/{edge_id}", response={200: EdgeOut, **ERRORS}
+)
+def edges_patch(request, investigation_id: Id, edge_id: Id, payload: EdgePatch):
+    edge = _edge(request, investigation_id, edge_id)
+    fields = payload.dict(exclude_unset=True)
+    nulls = [k for k, v in fields.items() if v is None and k != "port"]
+    if nulls:
+        raise ValidationError({k: "This field cannot be null." for k in nulls})
+    return path_edge_update(edge=edge, user=request.user, **fields)
+
+
+@router.delete(
+    "/investigations/{investigation_id}/path/edges/{edge_id}", response={204: None, **ERRORS}
+)
+def edges_delete(request, investigation_id: Id, edge_id: Id):
+    path_edge_delete(edge=_edge(request, investigation_id, edge_id), user=request.user)
+    return Status(204, None)
+
+
+@router.get("/investigations/{investigation_id}/checklist", response={200: list[ItemOut], **ERRORS})
+def checklist_list(request, investigation_id: Id):
+    """The method's steps and the team's own, in order."""
+    return checklist_items(investigation=investigation_for_user(request.user, investigation_id))
+
+
+@router.post("/investigations/{investigation_id}/checklist", response={201: ItemOut, **ERRORS})
+def checklist_add(request, investigation_id: Id, payload: ItemIn):
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    return Status(
+        201, checklist_item_add(investigation=investigation, user=request.user, title=payload.title)
+    )
+
+
+@router.patch(
+    "/investigations/{investigation_id}/checklist/{key}", response={200: ItemOut, **ERRORS}
+)
+def checklist_patch(request, investigation_id: Id, key: Text, payload: ItemPatch):
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    item = get_object_or_404(investigation.checklist, key=key)
+    changes = payload.dict(exclude_unset=True)
+    if "assignee" in changes:
+        username = (changes["assignee"] or "").strip()
+        changes["assignee"] = User.objects.filter(username=username).first() if username else None
+        if username and changes["assignee"] is None:
+            raise ValidationError({"assignee": f"There is no user named {username!r}."})
+    if changes.get("status", "") is None:
+        raise ValidationError({"status": "This field cannot be null."})
+    return checklist_item_update(item=item, user=request.user, **changes)

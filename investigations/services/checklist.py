@@ -1,0 +1,282 @@
+"""The guided checklist: the method's steps, completed by evidence where evidence exists.
+
+checklist_refresh() is called by every service that changes such evidence (the symptom,
+the path, the placements, facts and findings). An item done because of its evidence is
+marked `auto`; it reopens when the evidence goes. Items done by hand, or not applicable,
+are left as people set them.
+"""
+
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from investigations.access import role_in_team
+from investigations.choices import EventKind, FindingStatus, ItemStatus, NodeState
+from investigations.models import ChecklistItem, Investigation
+from investigations.selectors import fact_pairs
+from investigations.services.timeline import timeline_event_log
+
+
+@dataclass(frozen=True)
+class Step:
+    key: str
+    title: str
+    description: str
+    automatic: bool = False
+
+
+METHOD = [
+    Step(
+        "symptom",
+        "State the symptom exactly",
+        "Name the metric, the load under which it was measured and its value on each side: "
+        "'p99 1445 ms on A, 557 ms on B at 500 concurrent users', not 'A is slow'.",
+        automatic=True,
+    ),
+    Step(
+        "path",
+        "Draw the traffic path",
+        "Every hop on both sides, from the load generator to the deepest dependency: entry "
+        "points and their sizes, the service and its limits, databases and middleware.",
+        automatic=True,
+    ),
+    Step(
+        "pairs",
+        "Pair the environments",
+        "Place the hosts of each role on both sides, so that like compares with like.",
+        automatic=True,
+    ),
+    Step(
+        "sides_match",
+        "Confirm the sides match",
+        "Host facts from both hosts of every pair; deployment files, the image and the "
+        "checksums of the packages inside it; configuration. Every finding reviewed.",
+        automatic=True,
+    ),
+    Step(
+        "rule_out_path",
+        "Rule out the path",
+        "Mark each hop ruled out or suspect: new-connection rate and bandwidth of the load "
+        "balancer, gateway CPU, SNAT, the saturation of each dependency.",
+        automatic=True,
+    ),
+    Step(
+        "ladder",
+        "Ladder load test to the knee",
+        "Step the load up on both sides together and find the step where they begin to "
+        "differ: the knee. Evidence is clearest there.",
+    ),
+    Step(
+        "host_at_knee",
+        "Look at the host at the knee",
+        "CPU by type, run queue, context switches, interrupts and thread counts on both sides "
+        "at the knee load.",
+    ),
+    Step(
+        "packets_at_knee",
+        "Capture packets at the knee",
+        "Per-connection timing on both sides: who waits, how long, and how many connections "
+        "are opened.",
+    ),
+    Step(
+        "profile_at_knee",
+        "Profile the CPU at the knee",
+        "Record CPU profiles on both sides and compare the hot paths.",
+    ),
+    Step(
+        "root_cause",
+        "Name the root cause and verify the fix",
+        "Fix it, then run the same ladder again: the gap must be gone.",
+    ),
+    Step(
+        "write_up",
+        "Write it up",
+        "The timeline, the root cause, and the alert that would have caught it earlier.",
+    ),
+]
+STEPS = {step.key: step for step in METHOD}
+
+
+def checklist_create_defaults(*, investigation: Investigation) -> None:
+    ChecklistItem.objects.bulk_create(
+        [
+            ChecklistItem(
+                investigation=investigation,
+                key=step.key,
+                title=step.title,
+                description=step.description,
+                position=(index + 1) * 10,
+            )
+            for index, step in enumerate(METHOD)
+        ],
+        ignore_conflicts=True,
+    )
+
+
+def _symptom(investigation: Investigation) -> str | None:
+    i = investigation
+    if not i.symptom_metric.strip() or i.symptom_value_a is None or i.symptom_value_b is None:
+        return None
+    unit = f" {i.symptom_unit}" if i.symptom_unit else ""
+    return f"{i.symptom_metric}: {i.symptom_value_a:g}{unit} on A, {i.symptom_value_b:g}{unit} on B"
+
+
+def _path(investigation: Investigation) -> str | None:
+    edges = list(investigation.path_edges.values_list("source_id", "target_id"))
+    joined = {node for edge in edges for node in edge}
+    if len(joined) < 2:
+        return None
+    return f"{len(joined)} nodes joined by {len(edges)} edges"
+
+
+def _pairs(investigation: Investigation) -> str | None:
+    roles: dict[str, set[str]] = {}
+    for role, side in investigation.members.values_list("role", "side__key"):
+        roles.setdefault(role, set()).add(side)
+    if not roles or any(sides != {"a", "b"} for sides in roles.values()):
+        return None
+    return f"{len(roles)} role{'s' if len(roles) > 1 else ''} present on both sides"
+
+
+def _sides_match(investigation: Investigation) -> str | None:
+    pairs = fact_pairs(investigation=investigation)
+    if not pairs or not all(pair.complete for pair in pairs):
+        return None
+    if investigation.findings.filter(status=FindingStatus.OPEN).exists():
+        return None
+    reviewed = investigation.findings.count()
+    return f"facts from both hosts of {len(pairs)} pair(s); {reviewed} finding(s) reviewed"
+
+
+def _rule_out_path(investigation: Investigation) -> str | None:
+    states = list(investigation.path_nodes.values_list("state", flat=True))
+    if not states or NodeState.NOT_CHECKED in states:
+        return None
+    suspects = states.count(NodeState.SUSPECT)
+    return f"{len(states) - suspects} ruled out, {suspects} suspect"
+
+
+EVIDENCE = {
+    "symptom": _symptom,
+    "path": _path,
+    "pairs": _pairs,
+    "sides_match": _sides_match,
+    "rule_out_path": _rule_out_path,
+}
+
+
+@transaction.atomic
+def checklist_refresh(*, investigation: Investigation) -> None:
+    """Complete the items whose evidence exists; reopen the ones whose evidence went."""
+    items = ChecklistItem.objects.select_for_update().filter(
+        investigation=investigation, key__in=list(EVIDENCE)
+    )
+    now = timezone.now()
+    for item in items:
+        evidence = EVIDENCE[item.key](investigation)
+        if evidence and item.status in (ItemStatus.TODO, ItemStatus.IN_PROGRESS):
+            item.status, item.auto, item.evidence, item.completed_at = (
+                ItemStatus.DONE,
+                True,
+                evidence,
+                now,
+            )
+            item.save(update_fields=["status", "auto", "evidence", "completed_at", "updated_at"])
+            _log(item, f"Checklist: '{item.title}' done ({evidence})")
+        elif evidence and item.auto and item.evidence != evidence:
+            item.evidence = evidence
+            item.save(update_fields=["evidence", "updated_at"])
+        elif not evidence and item.auto and item.status == ItemStatus.DONE:
+            item.status, item.auto, item.evidence, item.completed_at = (
+                ItemStatus.TODO,
+                False,
+                "",
+                None,
+            )
+            item.save(update_fields=["status", "auto", "evidence", "completed_at", "updated_at"])
+            _log(item, f"Checklist: '{item.title}' reopened, its evidence is gone")
+
+
+def _log(item: ChecklistItem, summary: str, user=None, **details) -> None:
+    timeline_event_log(
+        investigation=item.investigation,
+        kind=EventKind.CHECKLIST,
+        summary=summary,
+        author=user,
+        details={"item": item.key, **details},
+    )
+
+
+@transaction.atomic
+def checklist_item_update(
+    *,
+    item: ChecklistItem,
+    user,
+    status: str | None = None,
+    assignee=...,
+    notes: str | None = None,
+    na_reason: str | None = None,
+) -> ChecklistItem:
+    """A person's change to an item: status, assignee (None to clear), notes."""
+    item = ChecklistItem.objects.select_for_update().select_related("assignee").get(pk=item.pk)
+    errors = {}
+    if status is not None and status not in ItemStatus.values:
+        errors["status"] = f"Choose one of: {', '.join(ItemStatus.values)}."
+    reason = item.na_reason if na_reason is None else na_reason.strip()
+    if status == ItemStatus.NOT_APPLICABLE and not reason:
+        errors["na_reason"] = "Say why this step does not apply."
+    if assignee not in (..., None) and role_in_team(assignee, item.investigation.team_id) is None:
+        errors["assignee"] = "Assign a member of the investigation's team."
+    if notes is not None and len(notes) > 100_000:
+        errors["notes"] = "Keep it under 100,000 characters."
+    if errors:
+        raise ValidationError(errors)
+    if notes is not None:
+        item.notes = notes
+    if na_reason is not None:
+        item.na_reason = reason
+    if assignee is not ... and assignee != item.assignee:
+        old = item.assignee.get_username() if item.assignee else None
+        item.assignee = assignee
+        new = assignee.get_username() if assignee else None
+        summary = f"assigned to {new}" if new else "unassigned"
+        _log(item, f"Checklist: '{item.title}' {summary}", user, old=old, new=new)
+    if status is not None and status != item.status:
+        old = item.status
+        item.status = status
+        # Set by hand, so no longer the evidence's doing.
+        item.auto = False
+        item.completed_at = timezone.now() if status == ItemStatus.DONE else None
+        label = ItemStatus(status).label.lower()
+        why = f": {item.na_reason}" if status == ItemStatus.NOT_APPLICABLE else ""
+        _log(item, f"Checklist: '{item.title}' {label}{why}", user, old=old, new=status)
+    item.save()
+    return item
+
+
+@transaction.atomic
+def checklist_item_add(*, investigation: Investigation, user, title: str) -> ChecklistItem:
+    """A team's own step, added to the end of this investigation's checklist."""
+    title = " ".join(title.split())
+    if not title:
+        raise ValidationError({"title": "Write what the step is."})
+    if len(title) > 500:
+        raise ValidationError({"title": "Keep a step's title under 500 characters."})
+    base = slugify(title)[:40] or "step"
+    key, number = f"custom-{base}", 1
+    while investigation.checklist.filter(key=key).exists():
+        number += 1
+        key = f"custom-{base}-{number}"
+    last = investigation.checklist.order_by("-position").values_list("position", flat=True).first()
+    item = ChecklistItem.objects.create(
+        investigation=investigation,
+        key=key,
+        title=title,
+        position=(last or 0) + 10,
+        custom=True,
+    )
+    _log(item, f"Checklist: step added: '{title}'", user)
+    return item

@@ -1,0 +1,292 @@
+"""The traffic path: nodes (hops) and edges, built by hand or from one line of text."""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from investigations.analysis.pathtext import PathSyntaxError, parse_path
+from investigations.choices import (
+    ConnectionReuse,
+    EventKind,
+    NodeState,
+    PathNodeKind,
+    Protocol,
+)
+from investigations.models import Collection, Investigation, PathEdge, PathNode
+from investigations.services.checklist import checklist_refresh
+from investigations.services.timeline import timeline_event_log
+
+MAX_SPEC_CHARS = 10_000
+MAX_VALUES = 50
+NODE_FIELDS = ["kind", "label", "spec_a", "spec_b", "values_a", "values_b"]
+EDGE_FIELDS = ["protocol", "port", "tls", "reuse", "notes"]
+
+
+def _log(investigation: Investigation, summary: str, user, **details) -> None:
+    timeline_event_log(
+        investigation=investigation,
+        kind=EventKind.PATH,
+        summary=summary,
+        author=user,
+        details=details,
+    )
+
+
+def _clean_values(values, field: str) -> dict[str, str]:
+    if not isinstance(values, dict):
+        raise ValidationError({field: "Give key/value pairs."})
+    if len(values) > MAX_VALUES:
+        raise ValidationError({field: f"At most {MAX_VALUES} values."})
+    clean = {}
+    for key, value in values.items():
+        key, value = " ".join(str(key).split()), str(value).strip()
+        if not key or len(key) > 200 or len(value) > 1000:
+            raise ValidationError({field: "A key is 1-200 characters, a value at most 1000."})
+        clean[key] = value
+    return clean
+
+
+def _check_node(node: PathNode) -> None:
+    errors = {}
+    node.label = " ".join(node.label.split())
+    if not node.label:
+        errors["label"] = "Give the node a label."
+    elif len(node.label) > 200:
+        errors["label"] = "A label has at most 200 characters."
+    if node.kind not in PathNodeKind.values:
+        errors["kind"] = f"Choose one of: {', '.join(PathNodeKind.values)}."
+    for side in ("a", "b"):
+        if len(getattr(node, f"spec_{side}")) > MAX_SPEC_CHARS:
+            errors[f"spec_{side}"] = f"Keep it under {MAX_SPEC_CHARS:,} characters."
+        try:
+            setattr(
+                node,
+                f"values_{side}",
+                _clean_values(getattr(node, f"values_{side}"), f"values_{side}"),
+            )
+        except ValidationError as error:
+            errors.update(error.message_dict)
+    duplicate = PathNode.objects.filter(
+        investigation_id=node.investigation_id, label=node.label
+    ).exclude(pk=node.pk)
+    if not errors and duplicate.exists():
+        errors["label"] = "The path already has a node with this label."
+    if errors:
+        raise ValidationError(errors)
+
+
+def _set_hosts(node: PathNode, hosts_a, hosts_b) -> None:
+    for side, hosts in (("a", hosts_a), ("b", hosts_b)):
+        if hosts is None:
+            continue
+        hosts = list(hosts)
+        if any(host.team_id != node.investigation.team_id for host in hosts):
+            raise ValidationError({f"hosts_{side}": "Choose hosts of the investigation's team."})
+        getattr(node, f"hosts_{side}").set(hosts)
+
+
+@transaction.atomic
+def path_node_create(
+    *, investigation: Investigation, user, hosts_a=None, hosts_b=None, **fields
+) -> PathNode:
+    unknown = set(fields) - set(NODE_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown fields: {sorted(unknown)}")
+    node = PathNode(investigation=investigation, **fields)
+    _check_node(node)
+    node.save()
+    _set_hosts(node, hosts_a, hosts_b)
+    _log(
+        investigation,
+        f"Path: node {node.label} ({node.get_kind_display()}) added",
+        user,
+        node=node.pk,
+    )
+    checklist_refresh(investigation=investigation)
+    return node
+
+
+@transaction.atomic
+def path_node_update(*, node: PathNode, user, hosts_a=None, hosts_b=None, **fields) -> PathNode:
+    unknown = set(fields) - set(NODE_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown fields: {sorted(unknown)}")
+    changed = [f for f, v in fields.items() if getattr(node, f) != v]
+    for field, value in fields.items():
+        setattr(node, field, value)
+    _check_node(node)
+    node.save()
+    _set_hosts(node, hosts_a, hosts_b)
+    if changed:
+        _log(
+            node.investigation,
+            f"Path: node {node.label} edited ({', '.join(changed)})",
+            user,
+            node=node.pk,
+        )
+    return node
+
+
+@transaction.atomic
+def path_node_delete(*, node: PathNode, user) -> None:
+    investigation, label = node.investigation, node.label
+    node.delete()
+    _log(investigation, f"Path: node {label} removed", user)
+    checklist_refresh(investigation=investigation)
+
+
+@transaction.atomic
+def path_node_set_state(
+    *,
+    node: PathNode,
+    user,
+    state: str,
+    note: str = "",
+    link: str = "",
+    file=None,
+    collection: Collection | None = None,
+) -> PathNode:
+    """Mark a hop ruled out or suspect (or not checked again), with the evidence for it."""
+    errors = {}
+    if state not in NodeState.values:
+        errors["state"] = f"Choose one of: {', '.join(NodeState.values)}."
+    if len(note) > MAX_SPEC_CHARS:
+        errors["note"] = f"Keep it under {MAX_SPEC_CHARS:,} characters."
+    if link and not link.startswith(("http://", "https://")):
+        errors["link"] = "Enter an http:// or https:// link."
+    if collection is not None and collection.investigation_id != node.investigation_id:
+        errors["collection"] = "Choose a collection of this investigation."
+    if state != NodeState.NOT_CHECKED and not (note.strip() or link or file or collection):
+        errors["note"] = "Give the evidence: a note, a link, a file or a collection."
+    if errors:
+        raise ValidationError(errors)
+    old = node.state
+    node.state, node.state_note, node.state_link = state, note.strip(), link
+    node.state_collection = collection
+    if file is not None:
+        node.state_file.save(file.name, file, save=False)
+    node.state_changed_at, node.state_changed_by = timezone.now(), user
+    node.save()
+    label = NodeState(state).label.lower()
+    because = f": {node.state_note[:200]}" if node.state_note else ""
+    _log(
+        node.investigation,
+        f"Path: {node.label} {label}{because}",
+        user,
+        node=node.pk,
+        old=old,
+        new=state,
+    )
+    checklist_refresh(investigation=node.investigation)
+    return node
+
+
+def _check_edge(edge: PathEdge) -> None:
+    errors = {}
+    if edge.source_id == edge.target_id:
+        errors["target"] = "An edge joins two different nodes."
+    if edge.source.investigation_id != edge.investigation_id or (
+        edge.target.investigation_id != edge.investigation_id
+    ):
+        errors["source"] = "Both nodes must be on this investigation's path."
+    if edge.protocol not in Protocol.values:
+        errors["protocol"] = f"Choose one of: {', '.join(Protocol.values)}."
+    if edge.reuse not in ConnectionReuse.values:
+        errors["reuse"] = f"Choose one of: {', '.join(ConnectionReuse.values)}."
+    if edge.port is not None and not 1 <= edge.port <= 65535:
+        errors["port"] = "A port is 1-65535."
+    if len(edge.notes) > MAX_SPEC_CHARS:
+        errors["notes"] = f"Keep it under {MAX_SPEC_CHARS:,} characters."
+    duplicate = PathEdge.objects.filter(source=edge.source, target=edge.target).exclude(pk=edge.pk)
+    if not errors and duplicate.exists():
+        errors["target"] = "These two nodes are already joined in this direction."
+    if errors:
+        raise ValidationError(errors)
+
+
+@transaction.atomic
+def path_edge_create(*, investigation: Investigation, user, source, target, **fields) -> PathEdge:
+    unknown = set(fields) - set(EDGE_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown fields: {sorted(unknown)}")
+    edge = PathEdge(investigation=investigation, source=source, target=target, **fields)
+    _check_edge(edge)
+    edge.save()
+    _log(
+        investigation,
+        f"Path: {source.label} -> {target.label} ({edge.summary})",
+        user,
+        edge=edge.pk,
+    )
+    checklist_refresh(investigation=investigation)
+    return edge
+
+
+@transaction.atomic
+def path_edge_update(*, edge: PathEdge, user, **fields) -> PathEdge:
+    unknown = set(fields) - set(EDGE_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown fields: {sorted(unknown)}")
+    for field, value in fields.items():
+        setattr(edge, field, value)
+    _check_edge(edge)
+    edge.save()
+    _log(
+        edge.investigation,
+        f"Path: {edge.source.label} -> {edge.target.label} now {edge.summary}",
+        user,
+        edge=edge.pk,
+    )
+    return edge
+
+
+@transaction.atomic
+def path_edge_delete(*, edge: PathEdge, user) -> None:
+    investigation = edge.investigation
+    summary = f"Path: {edge.source.label} -> {edge.target.label} removed"
+    edge.delete()
+    _log(investigation, summary, user)
+    checklist_refresh(investigation=investigation)
+
+
+@transaction.atomic
+def path_from_text(*, investigation: Investigation, user, text: str) -> list[PathNode]:
+    """Create the nodes and edges a line of text names; existing ones are kept as they are."""
+    if len(text) > 5000:
+        raise ValidationError({"text": "Keep the path under 5,000 characters."})
+    try:
+        spec = parse_path(text)
+    except PathSyntaxError as error:
+        raise ValidationError({"text": str(error)}) from None
+    nodes = {n.label: n for n in investigation.path_nodes.all()}
+    added_nodes, added_edges = [], 0
+    for wanted in spec.nodes:
+        if wanted.label not in nodes:
+            node = PathNode(investigation=investigation, label=wanted.label, kind=wanted.kind)
+            _check_node(node)
+            node.save()
+            nodes[node.label] = node
+            added_nodes.append(node)
+    for wanted in spec.edges:
+        source, target = nodes[wanted.source], nodes[wanted.target]
+        if PathEdge.objects.filter(source=source, target=target).exists():
+            continue
+        PathEdge.objects.create(
+            investigation=investigation,
+            source=source,
+            target=target,
+            protocol=wanted.protocol,
+            port=wanted.port,
+            tls=wanted.tls,
+            reuse=wanted.reuse,
+        )
+        added_edges += 1
+    _log(
+        investigation,
+        f"Path drawn from text: {' -> '.join(n.label for n in spec.nodes)} "
+        f"({len(added_nodes)} new nodes, {added_edges} new edges)",
+        user,
+        text=text,
+    )
+    checklist_refresh(investigation=investigation)
+    return [nodes[n.label] for n in spec.nodes]

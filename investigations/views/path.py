@@ -1,0 +1,243 @@
+"""The traffic-path panel: every write returns the panel again (htmx) or goes back to the
+page (without JavaScript), and tells the checklist to refresh itself."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_POST
+
+from investigations.access import investigation_for_user
+from investigations.choices import Role
+from investigations.forms import (
+    PathEdgeForm,
+    PathNodeEditForm,
+    PathNodeForm,
+    PathNodeStateForm,
+    PathTextForm,
+    attach_errors,
+    format_values,
+)
+from investigations.selectors import (
+    hosts_for_user,
+    path_edges,
+    path_figure,
+    path_nodes,
+    path_version,
+)
+from investigations.services.path import (
+    path_edge_create,
+    path_edge_delete,
+    path_from_text,
+    path_node_create,
+    path_node_delete,
+    path_node_set_state,
+    path_node_update,
+)
+from investigations.views.pages import wants_partial
+
+
+def path_context(investigation, user, *, node=None, **forms) -> dict:
+    nodes = path_nodes(investigation=investigation)
+    can_write = investigation.user_role != Role.VIEWER
+    context = {
+        "investigation": investigation,
+        "path_nodes": nodes,
+        "path_edges": path_edges(investigation=investigation),
+        "path_figure": path_figure(investigation=investigation),
+        "path_version": path_version(investigation=investigation),
+        "can_write": can_write,
+        "text_form": forms.get("text_form") or PathTextForm(),
+        "node_form": forms.get("node_form") or PathNodeForm(),
+        "edge_form": forms.get("edge_form") or PathEdgeForm(nodes=nodes),
+        "node": node,
+    }
+    if node is not None:
+        hosts = hosts_for_user(user=user, team=investigation.team)
+        context["node_edit_form"] = forms.get("node_edit_form") or PathNodeEditForm(
+            hosts=hosts,
+            initial={
+                "kind": node.kind,
+                "label": node.label,
+                "spec_a": node.spec_a,
+                "spec_b": node.spec_b,
+                "values_a": format_values(node.values_a),
+                "values_b": format_values(node.values_b),
+                "hosts_a": node.hosts_a.all(),
+                "hosts_b": node.hosts_b.all(),
+            },
+        )
+        context["state_form"] = forms.get("state_form") or PathNodeStateForm(
+            collections=investigation.collections.all(), initial={"state": node.state}
+        )
+        context["node_edges"] = [
+            e for e in context["path_edges"] if node.pk in (e.source_id, e.target_id)
+        ]
+    return context
+
+
+def _panel(request: HttpRequest, investigation, *, node=None, status=200, **forms):
+    if not wants_partial(request):
+        for form in forms.values():
+            for error in form.errors.values() if form.is_bound else []:
+                messages.error(request, " ".join(error))
+        anchor = f"?node={node.pk}#path" if node is not None else "#path"
+        return redirect(reverse("investigation_detail", args=[investigation.pk]) + anchor)
+    response = render(
+        request,
+        "investigations/_path.html",
+        path_context(investigation, request.user, node=node, **forms),
+        status=status,
+    )
+    # The checklist listens for this and refreshes itself at once.
+    response["HX-Trigger"] = "checklistChanged"
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _writable(request, pk):
+    return investigation_for_user(request.user, pk, Role.RESPONDER)
+
+
+@login_required
+def path_panel(request: HttpRequest, pk: int) -> HttpResponse:
+    investigation = investigation_for_user(request.user, pk)
+    node = None
+    if request.GET.get("node", "").isdigit():
+        node = investigation.path_nodes.filter(pk=int(request.GET["node"])).first()
+    return _panel(request, investigation, node=node)
+
+
+@require_POST
+@login_required
+def path_text(request: HttpRequest, pk: int) -> HttpResponse:
+    investigation = _writable(request, pk)
+    form = PathTextForm(request.POST)
+    if form.is_valid():
+        try:
+            path_from_text(
+                investigation=investigation, user=request.user, text=form.cleaned_data["text"]
+            )
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            form = PathTextForm()
+    return _panel(request, investigation, text_form=form, status=400 if form.errors else 200)
+
+
+@require_POST
+@login_required
+def path_node_new(request: HttpRequest, pk: int) -> HttpResponse:
+    investigation = _writable(request, pk)
+    form = PathNodeForm(request.POST)
+    node = None
+    if form.is_valid():
+        try:
+            node = path_node_create(
+                investigation=investigation, user=request.user, **form.cleaned_data
+            )
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            form = PathNodeForm()
+    return _panel(
+        request, investigation, node=node, node_form=form, status=400 if form.errors else 200
+    )
+
+
+@login_required
+def path_node(request: HttpRequest, pk: int, node_pk: int) -> HttpResponse:
+    """GET: the node's details in the panel. POST: save its specifications and hosts."""
+    if request.method != "POST":
+        investigation = investigation_for_user(request.user, pk)
+        node = get_object_or_404(investigation.path_nodes, pk=node_pk)
+        return _panel(request, investigation, node=node)
+    investigation = _writable(request, pk)
+    node = get_object_or_404(investigation.path_nodes, pk=node_pk)
+    form = PathNodeEditForm(
+        request.POST, hosts=hosts_for_user(user=request.user, team=investigation.team)
+    )
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            path_node_update(
+                node=node,
+                user=request.user,
+                hosts_a=data.pop("hosts_a"),
+                hosts_b=data.pop("hosts_b"),
+                **data,
+            )
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            form = None
+    kwargs = {"node_edit_form": form} if form is not None else {}
+    return _panel(request, investigation, node=node, status=400 if form else 200, **kwargs)
+
+
+@require_POST
+@login_required
+def path_node_state(request: HttpRequest, pk: int, node_pk: int) -> HttpResponse:
+    investigation = _writable(request, pk)
+    node = get_object_or_404(investigation.path_nodes, pk=node_pk)
+    form = PathNodeStateForm(
+        request.POST, request.FILES, collections=investigation.collections.all()
+    )
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            path_node_set_state(
+                node=node,
+                user=request.user,
+                state=data["state"],
+                note=data["note"],
+                link=data["link"],
+                file=data["file"],
+                collection=data["collection"],
+            )
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            form = None
+    kwargs = {"state_form": form} if form is not None else {}
+    return _panel(request, investigation, node=node, status=400 if form else 200, **kwargs)
+
+
+@require_POST
+@login_required
+def path_node_remove(request: HttpRequest, pk: int, node_pk: int) -> HttpResponse:
+    investigation = _writable(request, pk)
+    path_node_delete(
+        node=get_object_or_404(investigation.path_nodes, pk=node_pk), user=request.user
+    )
+    return _panel(request, investigation)
+
+
+@require_POST
+@login_required
+def path_edge_new(request: HttpRequest, pk: int) -> HttpResponse:
+    investigation = _writable(request, pk)
+    form = PathEdgeForm(request.POST, nodes=investigation.path_nodes.all())
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            path_edge_create(investigation=investigation, user=request.user, **data)
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            form = None
+    kwargs = {"edge_form": form} if form is not None else {}
+    return _panel(request, investigation, status=400 if form else 200, **kwargs)
+
+
+@require_POST
+@login_required
+def path_edge_remove(request: HttpRequest, pk: int, edge_pk: int) -> HttpResponse:
+    investigation = _writable(request, pk)
+    path_edge_delete(
+        edge=get_object_or_404(investigation.path_edges, pk=edge_pk), user=request.user
+    )
+    return _panel(request, investigation)

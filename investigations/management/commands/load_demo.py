@@ -12,13 +12,24 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from investigations.choices import ActionKind, Direction, EventKind, Severity, SideKind, Status
+from investigations.choices import (
+    ActionKind,
+    Direction,
+    EventKind,
+    ItemStatus,
+    NodeState,
+    Severity,
+    SideKind,
+    Status,
+)
 from investigations.models import Investigation, Team
+from investigations.services.checklist import checklist_item_update
 from investigations.services.investigations import (
     investigation_create,
     investigation_set_status,
     investigation_update,
 )
+from investigations.services.path import path_from_text, path_node_set_state, path_node_update
 from investigations.services.teams import team_create
 from investigations.services.timeline import timeline_entry_add
 
@@ -156,3 +167,42 @@ class Command(BaseCommand):
             resolved_at=start + timedelta(minutes=240),
         )
         investigation_set_status(investigation=investigation, user=user, status=Status.RESOLVED)
+        self._path_and_checklist(investigation, user)
+
+    def _path_and_checklist(self, investigation, user) -> None:
+        nodes = {
+            node.label: node
+            for node in path_from_text(
+                investigation=investigation,
+                user=user,
+                text="loadgen -> lb:slb -> gateway -> order-api -[mysql:3306, long]-> db:mysql",
+            )
+        }
+        path_node_update(
+            node=nodes["order-api"],
+            user=user,
+            spec_a="container, 4 vCPU / 8 GB, same image",
+            spec_b="VM, 4 vCPU / 8 GB, same image",
+        )
+        for label, note in (
+            ("loadgen", "The same load test plan and machine for both sides."),
+            ("slb", "New connections and bandwidth far below the instance's limits."),
+            ("gateway", "Gateway CPU under 30 % during the surge."),
+            ("mysql", "Same database for both pools; its latency flat during the test."),
+        ):
+            path_node_set_state(node=nodes[label], user=user, state=NodeState.RULED_OUT, note=note)
+        path_node_set_state(
+            node=nodes["order-api"],
+            user=user,
+            state=NodeState.SUSPECT,
+            note="The container pool serves half the TPS of the VM pool at the same load.",
+        )
+        for key, status, notes in (
+            ("ladder", ItemStatus.DONE, "Single instance of each, 50 to 400 users in steps of 50."),
+            ("host_at_knee", ItemStatus.DONE, "lscpu: the container host runs at its minimum MHz."),
+            ("root_cause", ItemStatus.DONE, "Governor powersave on the container hosts."),
+            ("write_up", ItemStatus.IN_PROGRESS, "Add the governor alert before closing."),
+        ):
+            checklist_item_update(
+                item=investigation.checklist.get(key=key), user=user, status=status, notes=notes
+            )

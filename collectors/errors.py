@@ -2,9 +2,11 @@
 
 
 class CollectorError(Exception):
-    """Base class. `transient` errors may succeed on retry; the others will not."""
+    """Base class. `transient` errors may succeed on retry; the others will not.
+    `settings_fault` errors come from how the host is set up here, not from the host."""
 
     transient = False
+    settings_fault = False
 
     def __init__(self, message: str):
         super().__init__(message)
@@ -16,7 +18,7 @@ class Unreachable(CollectorError):
 
 
 class HostKeyNotTrusted(CollectorError):
-    pass
+    settings_fault = True
 
 
 class HostKeyChanged(CollectorError):

@@ -12,7 +12,7 @@ from investigations.vault import unseal
 
 
 class NotConfigured(CollectorError):
-    pass
+    settings_fault = True
 
 
 def endpoint_for(host: Host, *, depth: int = 0) -> Endpoint:

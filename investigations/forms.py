@@ -195,7 +195,8 @@ class HostForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["credential"].queryset = credentials
         self.fields["jump_host"].queryset = jump_hosts
-        if not settings.LOCAL_TRANSPORT:
+        # Shown where the local transport is on, or to switch a local host back to SSH.
+        if not settings.LOCAL_TRANSPORT and self.initial.get("transport") != HostTransport.LOCAL:
             del self.fields["transport"]
 
     def clean_transport(self) -> str:

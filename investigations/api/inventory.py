@@ -87,6 +87,7 @@ def hosts_create(request, payload: HostIn):
         username=payload.username,
         credential=_related(Credential, "credential", payload.credential, team.pk),
         jump_host=_related(Host, "jump_host", payload.jump_host, team.pk),
+        transport=payload.transport,
     )
     return Status(201, host)
 

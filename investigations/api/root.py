@@ -106,8 +106,9 @@ def _http_error(request, exc: HttpError):
 
 @api.exception_handler(CollectorError)
 def _remote_error(request, exc: CollectorError):
-    # The host, not the request, is at fault: a gateway error with what to do about it.
-    return _error(request, 502, exc.message)
+    # A host set up incompletely here is the caller's to fix (400); a host that fails to
+    # answer is a gateway error (502). Both say what to do.
+    return _error(request, 400 if exc.settings_fault else 502, exc.message)
 
 
 @api.exception_handler(AuthenticationError)

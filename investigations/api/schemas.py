@@ -10,6 +10,7 @@ from investigations.choices import (
     ActionKind,
     Direction,
     HostRole,
+    HostTransport,
     Role,
     Severity,
     SideKind,
@@ -41,6 +42,7 @@ SideKindValue = Literal[tuple(SideKind.values)]
 RoleValue = Literal[tuple(Role.values)]
 HostRoleValue = Literal[tuple(HostRole.values)]
 ActionValue = Literal[("", *ActionKind.values)]
+TransportValue = Literal[tuple(HostTransport.values)]
 ManualKindValue = Literal[tuple(str(k) for k in MANUAL_EVENT_KINDS)]
 
 
@@ -220,6 +222,9 @@ class HostIn(Schema):
     username: Text
     credential: Id | None = None
     jump_host: Id | None = None
+    transport: TransportValue = Field(
+        HostTransport.SSH, description="local runs probes on Perfcase's own machine (if enabled)"
+    )
 
 
 class HostPatch(Schema):
@@ -229,6 +234,7 @@ class HostPatch(Schema):
     username: Text | None = None
     credential: Id | None = None
     jump_host: Id | None = None
+    transport: TransportValue | None = None
 
 
 class HostOut(Schema):
@@ -240,6 +246,9 @@ class HostOut(Schema):
     username: str
     credential: int | None = Field(alias="credential_id")
     jump_host: int | None = Field(alias="jump_host_id")
+    transport: str
+    host_key_type: str
+    host_key_fingerprint: str
 
 
 class MemberIn(Schema):

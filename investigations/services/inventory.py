@@ -73,7 +73,10 @@ def _check_host(host: Host) -> None:
     if host.transport not in HostTransport.values:
         errors["transport"] = "Choose SSH or the local transport."
     elif host.transport == HostTransport.LOCAL and not settings.LOCAL_TRANSPORT:
-        errors["transport"] = "The local transport is off here (PERFCASE_LOCAL_TRANSPORT)."
+        # A host that is local already may still be edited (and switched to SSH).
+        was = Host.objects.filter(pk=host.pk).values_list("transport", flat=True).first()
+        if was != HostTransport.LOCAL:
+            errors["transport"] = "The local transport is off here (PERFCASE_LOCAL_TRANSPORT)."
     if host.credential_id and host.credential.team_id != host.team_id:
         errors["credential"] = "Choose a credential of the host's own team."
     if host.jump_host_id:

@@ -1,7 +1,7 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -99,6 +99,10 @@ def artifact_download(request: HttpRequest, pk: int) -> FileResponse:
         Artifact.objects.select_related("collection__investigation"), pk=pk
     )
     require_role(request.user, artifact.collection.investigation.team_id)
-    response = FileResponse(artifact.file.open("rb"), as_attachment=True, filename=artifact.name)
+    try:
+        content = artifact.file.open("rb")
+    except FileNotFoundError:
+        raise Http404("The raw output is no longer stored.") from None
+    response = FileResponse(content, as_attachment=True, filename=artifact.name)
     response["Content-Type"] = "text/plain; charset=utf-8"
     return response

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cached_property
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -17,21 +18,38 @@ from cryptography.hazmat.primitives.asymmetric import ed25519
 from django.test import Client
 from django.utils import timezone
 
-from investigations.choices import HostRole, Role, Severity, Status
+from collectors.facts import FactsSnapshot
+from investigations.choices import FindingStatus, HostRole, HostTransport, Role, Severity, Status
 from investigations.models import (
     ApiToken,
+    Collection,
     Credential,
     EnvironmentMember,
+    Finding,
     Host,
     Investigation,
     Membership,
     Team,
     TimelineEvent,
 )
-from investigations.services.inventory import credential_create, host_create, member_add
+from investigations.services.collections import collection_request, facts_store, target_claim
+from investigations.services.hostkeys import host_key_scan
+from investigations.services.inventory import (
+    credential_create,
+    host_create,
+    host_update,
+    member_add,
+)
 from investigations.services.investigations import investigation_create, investigation_set_status
 from investigations.services.tokens import api_token_create, api_token_revoke
-from tests.conftest import HOSTILE_STRINGS, PASSWORD, ApiClient, make_user, require_real_tool
+from tests.conftest import (
+    HOSTILE_STRINGS,
+    PASSWORD,
+    ApiClient,
+    fresh,
+    make_user,
+    require_real_tool,
+)
 
 BIG_ID = 99999999999999999999  # beyond a 64-bit integer
 BAD_IDS = [BIG_ID, 0, -1]
@@ -119,10 +137,54 @@ class World:
     other_credential: Credential  # of the outsider's team
     other_team: Team
     newcomer: object  # a user in no team
+    request: object = None  # pytest's, for the sshd test host, started only when needed
 
     @property
     def inv(self) -> int:
         return self.p.investigation.pk
+
+    # Evidence and host keys are made only for the endpoints that need them.
+
+    @cached_property
+    def collection(self) -> Collection:
+        """Facts of db-a (A) and db-b (B), stored as a finished collection stores them."""
+        db_b = host_create(team=self.p.team, name="db-b", address="10.0.0.3", username="perf")
+        member_add(
+            investigation=self.p.investigation, user=self.p.lead, host=db_b, side_key="b",
+            role=HostRole.DATABASE,
+        )
+        collection = collection_request(investigation=self.p.investigation, user=self.p.member)
+        for target in collection.targets.all():
+            target = target_claim(target_id=target.pk, seconds=60)
+            governor = "powersave" if target.side.key == "a" else "performance"
+            facts = {**FACTS, "cpu.governor": governor}
+            facts_store(target=target, snapshot=FactsSnapshot(facts=facts))
+        return collection
+
+    @property
+    def with_facts(self) -> int:
+        """The investigation, once it has facts from both sides."""
+        return self.collection.investigation_id
+
+    @cached_property
+    def finding(self) -> Finding:
+        return Finding.objects.get(investigation_id=self.with_facts, rule="cpu_governor")
+
+    @cached_property
+    def keyed_host(self) -> Host:
+        # Nothing listens on the discard port: until `reachable_host`, no key can be scanned.
+        return host_create(
+            team=self.p.team, name="keyed", address="127.0.0.1", port=9, username="perf"
+        )
+
+    @cached_property
+    def sshd(self):
+        return self.request.getfixturevalue("start_host")("keyed", dump=None)
+
+    @cached_property
+    def reachable_host(self) -> Host:
+        """The keyed host, moved to a real sshd on loopback."""
+        return host_update(host=self.keyed_host, address=self.sshd.address, port=self.sshd.port)
 
     @property
     def viewer_membership(self) -> int:
@@ -132,8 +194,11 @@ class World:
         return None if name == "anonymous" else getattr(self.p, name)
 
 
+FACTS = {"kernel.release": "6.1.0", "system.boot_id": "x", "mm.swappiness": 60}
+
+
 @pytest.fixture
-def world(personas) -> World:
+def world(personas, request) -> World:
     p = personas
     other_team = Team.objects.get(name="Another team")
     credential = credential_create(
@@ -159,7 +224,7 @@ def world(personas) -> World:
     )
     return World(
         p, host, spare_host, credential, spare_credential, placement, other_host,
-        other_credential, other_team, make_user("nina"),
+        other_credential, other_team, make_user("nina"), request,
     )
 
 
@@ -245,6 +310,75 @@ ENDPOINTS = {
     "remove team member": (
         "delete", "/api/teams/{w.p.team.pk}/members/{w.viewer_membership}", None, LEAD(204)
     ),
+    "collect facts": (
+        "post", "/api/investigations/{w.inv}/collections",
+        lambda w: {"kind": "facts", "service": "java", "paths": ["/data"]}, WRITE(201),
+    ),
+    "get collection": ("get", "/api/collections/{w.collection.pk}", None, READ),
+    "list facts": ("get", "/api/investigations/{w.with_facts}/facts", None, READ),
+    "diff facts": ("get", "/api/investigations/{w.with_facts}/diff", None, READ),
+    "list findings": ("get", "/api/investigations/{w.with_facts}/findings", None, READ),
+    "patch finding": (
+        "patch", "/api/findings/{w.finding.pk}", lambda w: {"status": "confirmed"}, WRITE(200)
+    ),
+    "scan host key": (
+        "post", "/api/hosts/{w.keyed_host.pk}/host-key/scan", lambda w: {}, WRITE(200)
+    ),
+    "trust host key": (
+        "post", "/api/hosts/{w.keyed_host.pk}/host-key/trust",
+        lambda w: {"fingerprint": fresh(w.keyed_host).scanned_key_fingerprint or "SHA256:none"},
+        WRITE(200),
+    ),
+}
+
+# Endpoints that reach a host: before each persona's call, the host is a real sshd (and, for
+# trusting, has been scanned), so that a refusal is for the role alone.
+REAL_HOSTS = {
+    "scan host key": lambda w: w.reachable_host,
+    "trust host key": lambda w: host_key_scan(host=w.reachable_host),
+}
+
+
+def _facts_of(body):
+    return [(f["host_name"], f["side"], f["facts"]["cpu.governor"]) for f in body]
+
+
+# What a successful answer says (reads), and whether the write really happened (writes).
+BODIES = {
+    "get collection": lambda w, body: (
+        (body["id"], body["status"], body["parameters"])
+        == (w.collection.pk, "completed", {"service": "", "paths": []})
+        and [(t["host_name"], t["side"], t["status"]) for t in body["targets"]]
+        == [("db-a", "a", "succeeded"), ("db-b", "b", "succeeded")]
+    ),
+    "list facts": lambda w, body: _facts_of(body) == [
+        ("db-a", "a", "powersave"), ("db-b", "b", "performance")
+    ],
+    "diff facts": lambda w, body: [(p["host_a"], p["differences"]) for p in body]
+    == [(w.host.pk, 1)]
+    and {r["key"]: r["kind"] for r in body[0]["rows"]}["cpu.governor"] == "differs",
+    "list findings": lambda w, body: [
+        (f["rule"], f["side_a"], f["side_b"], f["status"]) for f in body
+    ] == [("cpu_governor", "powersave", "performance", "open")],
+    "scan host key": lambda w, body: body == {
+        "key_type": w.sshd.host_key.key_type, "fingerprint": w.sshd.host_key.fingerprint
+    },
+    "trust host key": lambda w, body: (body["key_type"], body["fingerprint"]) == (
+        w.sshd.host_key.key_type, w.sshd.host_key.fingerprint
+    ),
+}
+
+EFFECTS = {
+    "collect facts": lambda w: [
+        (c.parameters, [t.host.name for t in c.targets.all()]) for c in Collection.objects.all()
+    ] == [({"service": "java", "paths": ["/data"]}, ["db-a"])],
+    "patch finding": lambda w: fresh(w.finding).status == FindingStatus.CONFIRMED,
+    "scan host key": lambda w: (
+        fresh(w.keyed_host).scanned_key_fingerprint == w.sshd.host_key.fingerprint
+    ),
+    "trust host key": lambda w: (
+        fresh(w.keyed_host).host_key_fingerprint == w.sshd.host_key.fingerprint
+    ),
 }
 
 
@@ -261,6 +395,8 @@ def call(world: World, who: str, endpoint: str):
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
 def test_each_persona_gets_what_its_role_allows(world, endpoint, who):
     expected = ENDPOINTS[endpoint][3][who]
+    if endpoint in REAL_HOSTS:
+        REAL_HOSTS[endpoint](world)
 
     response = call(world, who, endpoint)
 
@@ -270,9 +406,27 @@ def test_each_persona_gets_what_its_role_allows(world, endpoint, who):
         assert response.body == {"detail": "Not found."}
     if expected == 401:
         assert "Bearer" in response.body["detail"]
+    if endpoint in BODIES and expected < 400:
+        assert BODIES[endpoint](world, response.body), response.body
+    if endpoint in EFFECTS:
+        happened = EFFECTS[endpoint](world)
+        assert happened == (expected < 400), (
+            f"{who}: the write {'happened' if happened else 'did not happen'}"
+        )
+
+
+def _evidence_state(world) -> tuple:
+    keyed = fresh(world.keyed_host)
+    return (
+        Collection.objects.count(),
+        sorted(Finding.objects.values_list("status", flat=True)),
+        keyed.scanned_key_fingerprint,
+        keyed.host_key_fingerprint,
+    )
 
 
 def test_a_refused_write_changes_nothing(world):
+    world.finding, world.keyed_host  # noqa: B018 - made before, not while, counting
     before = (
         Investigation.objects.get(pk=world.inv).notes,
         TimelineEvent.objects.count(),
@@ -281,6 +435,7 @@ def test_a_refused_write_changes_nothing(world):
         EnvironmentMember.objects.count(),
         Membership.objects.count(),
         Investigation.objects.count(),
+        _evidence_state(world),
     )
     for endpoint, (method, *_rest) in ENDPOINTS.items():
         if method == "get":
@@ -296,6 +451,7 @@ def test_a_refused_write_changes_nothing(world):
         EnvironmentMember.objects.count(),
         Membership.objects.count(),
         Investigation.objects.count(),
+        _evidence_state(world),
     )
     assert after == before
 
@@ -778,8 +934,10 @@ def test_a_member_creates_an_investigation_with_its_symptom_and_sides(personas):
     ]
     assert client.get(f"/api/investigations/{created['id']}").body == created
     events = client.get(f"/api/investigations/{created['id']}/timeline").body["items"]
+    # Opened by max; the stated symptom completes its checklist step, by itself.
     assert [(e["kind"], e["author"], e["details"]) for e in events] == [
-        ("status", "max", {"old": None, "new": "open"})
+        ("status", "max", {"old": None, "new": "open"}),
+        ("checklist", None, {"item": "symptom"}),
     ]
 
 
@@ -1375,6 +1533,7 @@ def test_a_member_adds_a_host_by_name_ipv4_or_ipv6(personas, address, stored):
     assert response.body == {
         "id": response.body["id"], "team": personas.team.pk, "name": "web-1",
         "address": stored, "port": 22, "username": "perf", "credential": None, "jump_host": None,
+        "transport": "ssh", "host_key_type": "", "host_key_fingerprint": "",
     }
 
 
@@ -1550,6 +1709,84 @@ def test_bad_ids_in_host_and_credential_paths_are_refused(world, pk):
         (client.get(f"/api/teams/{pk}/members"), "team_id"),
     ]:
         assert_names_field(response, field, 422)
+
+
+def test_without_the_local_transport_the_api_makes_no_local_host(world, settings):
+    settings.LOCAL_TRANSPORT = False
+    client = ApiClient(world.p.member)
+
+    created = client.post("/api/hosts", _host(world.p, name="here", transport="local"))
+    patched = client.patch(f"/api/hosts/{world.host.pk}", {"transport": "local"})
+
+    # The API has no transport field: what is sent for it is ignored, or refused by name.
+    for response, ok in ((created, 201), (patched, 200)):
+        if response.status_code != ok:
+            assert_names_field(response, "transport")
+    assert not Host.objects.filter(transport=HostTransport.LOCAL).exists()
+    assert fresh(world.host).transport == HostTransport.SSH
+
+
+# --- evidence and host keys -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body, field, status",
+    [
+        ({"service": "x" * 10_000}, "service", 400),
+        ({"service": "../etc"}, "service", 400),
+        ({"service": "java\x00"}, "service", 422),
+        ({"paths": ["x" * 10_000]}, "paths", 400),
+        ({"paths": ["/" + "x" * 10_000]}, "paths", 400),
+        ({"paths": [f"/data/{n}" for n in range(9)]}, "paths", 400),
+        ({"paths": "/data"}, "paths", 422),
+        ({"kind": "perf"}, "kind", 422),
+    ],
+    ids=["service-10k", "service-dotdot", "service-nul", "paths-10k", "paths-10k-absolute",
+         "paths-nine", "paths-not-a-list", "kind-unknown"],
+)
+def test_bad_collection_requests_are_refused_naming_the_field(world, body, field, status):
+    response = ApiClient(world.p.member).post(
+        f"/api/investigations/{world.inv}/collections", body
+    )
+
+    assert_status(response, status)
+    assert any(name == field or name.startswith(f"{field}.") for name in fields(response)), (
+        response.body
+    )
+    assert "x" * 100 not in response.content.decode()
+    assert not Collection.objects.exists()
+
+
+@pytest.mark.parametrize("status", ["resolved", "", "CONFIRMED", None, 1])
+def test_a_finding_status_people_may_not_set_is_refused_naming_status(world, status):
+    response = ApiClient(world.p.member).patch(
+        f"/api/findings/{world.finding.pk}", {"status": status}
+    )
+
+    assert_names_field(response, "status", 422)
+    assert fresh(world.finding).status == FindingStatus.OPEN
+
+
+def test_trusting_before_any_scan_is_refused_naming_fingerprint(world):
+    response = ApiClient(world.p.member).post(
+        f"/api/hosts/{world.keyed_host.pk}/host-key/trust", {"fingerprint": "SHA256:" + "A" * 43}
+    )
+
+    assert_names_field(response, "fingerprint", 400)
+    assert fresh(world.keyed_host).host_key_fingerprint == ""
+
+
+def test_a_local_host_has_no_host_key_to_scan(world, settings):
+    settings.LOCAL_TRANSPORT = True
+    host = host_create(
+        team=world.p.team, name="here", address="127.0.0.1", username="root",
+        transport=HostTransport.LOCAL,
+    )
+
+    response = ApiClient(world.p.member).post(f"/api/hosts/{host.pk}/host-key/scan")
+
+    assert_status(response, 400)
+    assert response.body["detail"] == "A host on the local transport has no SSH host key."
 
 
 # --- members of an investigation --------------------------------------------------------------
@@ -1787,6 +2024,9 @@ def _write_paths(world: World) -> list[tuple[str, str]]:
         ("post", "/api/hosts"),
         ("patch", f"/api/hosts/{world.host.pk}"),
         ("post", f"/api/teams/{world.p.team.pk}/members"),
+        ("post", f"/api/investigations/{world.inv}/collections"),
+        ("patch", f"/api/findings/{world.finding.pk}"),
+        ("post", f"/api/hosts/{world.keyed_host.pk}/host-key/trust"),
     ]
 
 

@@ -320,3 +320,37 @@ def test_collecting_from_the_page_needs_a_responder(personas, who, status):
 
     assert response.status_code == status
     assert CollectionTarget.objects.exists() == (status == 302)
+
+
+@pytest.mark.django_db
+def test_a_local_host_stays_editable_and_switchable_when_the_local_transport_is_off(
+    personas, settings
+):
+    [host, _] = place_local_hosts(personas)
+    settings.LOCAL_TRANSPORT = False
+    client = personas.client(personas.member)
+
+    page = client.get(f"/hosts/{host.pk}/").content.decode()
+    renamed = ApiClient(personas.member).patch(f"/api/hosts/{host.pk}", {"name": "app-a2"})
+    switched = ApiClient(personas.member).patch(f"/api/hosts/{host.pk}", {"transport": "ssh"})
+    back = ApiClient(personas.member).patch(f"/api/hosts/{host.pk}", {"transport": "local"})
+
+    assert 'name="transport"' in page  # shown, so that it can be switched to SSH
+    assert renamed.status_code == 200 and renamed.body["transport"] == "local"
+    assert switched.status_code == 200 and switched.body["transport"] == "ssh"
+    assert back.status_code == 400 and back.body["errors"][0]["field"] == "transport"
+
+
+@pytest.mark.django_db
+def test_a_host_whose_jump_host_has_no_credential_is_the_callers_to_fix(personas):
+    jump = host_create(
+        team=personas.team, name="bastion", address="10.0.0.1", port=22, username="j"
+    )
+    behind = host_create(
+        team=personas.team, name="inner", address="10.0.0.2", port=22, username="i", jump_host=jump
+    )
+
+    response = ApiClient(personas.member).post(f"/api/hosts/{behind.pk}/host-key/scan")
+
+    assert response.status_code == 400
+    assert "bastion has no credential" in response.body["detail"]

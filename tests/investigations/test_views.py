@@ -1,6 +1,8 @@
 """The pages, tried by every persona: lead, member (responder), viewer, outsider, anonymous."""
 
+import hashlib
 import re
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -13,18 +15,34 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from collectors.facts import FactsSnapshot
 from investigations import selectors
-from investigations.choices import EventKind, HostRole, Role, Severity, SideKind, Status
+from investigations.choices import (
+    EventKind,
+    FindingStatus,
+    HostRole,
+    HostTransport,
+    Role,
+    Severity,
+    SideKind,
+    Status,
+    TargetStatus,
+)
 from investigations.models import (
     ApiToken,
+    Artifact,
+    Collection,
     Credential,
     EnvironmentMember,
+    Finding,
     Host,
     Investigation,
     Membership,
     Team,
     TimelineEvent,
 )
+from investigations.services.collections import collection_request, facts_store, target_claim
+from investigations.services.hostkeys import host_key_scan
 from investigations.services.inventory import credential_create, host_create, member_add
 from investigations.services.investigations import (
     investigation_create,
@@ -34,6 +52,7 @@ from investigations.services.investigations import (
 from investigations.services.teams import team_create
 from investigations.services.timeline import timeline_entry_add
 from investigations.services.tokens import api_token_create
+from investigations.tasks import collect_target
 from tests.conftest import fresh, make_user
 
 pytestmark = pytest.mark.django_db
@@ -48,6 +67,8 @@ def client_for(personas, who: str) -> Client:
 
 
 def html(response) -> str:
+    if response.streaming:
+        return b"".join(response.streaming_content).decode(errors="replace")
     return response.content.decode()
 
 
@@ -61,11 +82,16 @@ def messages_of(response) -> list[str]:
 
 
 class World:
-    """The personas plus a little inventory: a placed host, a spare host, a credential."""
+    """The personas plus a little inventory: a placed host, a spare host, a credential.
 
-    def __init__(self, personas, make_key):
+    Evidence and host keys are made only by the cases that need them: a collection run on
+    this machine (the local transport), a finding, a real sshd test host to scan.
+    """
+
+    def __init__(self, personas, make_key, request=None):
         self.personas = personas
         self.make_key = make_key
+        self.request = request
         self.team = personas.team
         self.investigation = personas.investigation
         self.other_team = Team.objects.get(name="Another team")
@@ -98,10 +124,103 @@ class World:
             private_key=self.make_key().text,
         )
 
+    # --- evidence: a second investigation of the team, with two hosts on this machine ----
+
+    @cached_property
+    def local_investigation(self) -> Investigation:
+        settings = self.request.getfixturevalue("settings")
+        # The local transport is on by default (DEBUG); these hosts need it whatever the env.
+        settings.LOCAL_TRANSPORT = True
+        # The raw outputs are files: this test's own, removed with it.
+        settings.MEDIA_ROOT = str(self.request.getfixturevalue("tmp_path") / "media")
+        # Run one after the other here, the targets need not wait to start together.
+        settings.COLLECTION_START_DELAY_MS = 0
+        investigation = investigation_create(
+            team=self.team,
+            user=self.personas.lead,
+            title="Two app servers on one machine",
+            side_a_label="app A",
+            side_b_label="app B",
+        )
+        for name, side in (("app-a", "a"), ("app-b", "b")):
+            host = host_create(
+                team=self.team,
+                name=name,
+                address="127.0.0.1",
+                port=22,
+                username="root",
+                transport=HostTransport.LOCAL,
+            )
+            member_add(
+                investigation=investigation,
+                user=self.personas.member,
+                host=host,
+                side_key=side,
+                role=HostRole.SERVICE,
+            )
+        return investigation
+
+    @cached_property
+    def local_run(self) -> Collection:
+        """A facts collection really run on this machine, each target by the task itself."""
+        collection = collection_request(
+            investigation=self.local_investigation, user=self.personas.member
+        )
+        for target in collection.targets.all():
+            collect_target.apply(args=[target.pk])
+        ended = {t.host.name: (t.status, t.error) for t in collection.targets.all()}
+        assert ended == {
+            "app-a": (TargetStatus.SUCCEEDED, ""),
+            "app-b": (TargetStatus.SUCCEEDED, ""),
+        }
+        return collection
+
+    @cached_property
+    def artifact(self) -> Artifact:
+        return self.local_run.artifacts.get(target__host__name="app-a")
+
+    @cached_property
+    def finding(self) -> Finding:
+        """A governor finding, from facts stored as a finished collection stores them."""
+        collection = collection_request(
+            investigation=self.local_investigation, user=self.personas.member
+        )
+        for target in collection.targets.select_related("side"):
+            target = target_claim(target_id=target.pk, seconds=60)
+            governor = "powersave" if target.side.key == "a" else "performance"
+            facts = {**DIFF_BASE, "cpu.governor": governor}
+            facts_store(target=target, snapshot=FactsSnapshot(facts=facts))
+        return Finding.objects.get(investigation=self.local_investigation, rule="cpu_governor")
+
+    # --- host keys: a host that is a real sshd on loopback ------------------------------
+
+    @cached_property
+    def sshd(self):
+        return self.request.getfixturevalue("start_host")("keyed", dump=None)
+
+    @cached_property
+    def keyed_host(self) -> Host:
+        return host_create(
+            team=self.team,
+            name="keyed",
+            address=self.sshd.address,
+            port=self.sshd.port,
+            username=self.sshd.username,
+        )
+
+    @cached_property
+    def scanned_host(self) -> Host:
+        """The keyed host after a real scan: its key waits for a person to trust it."""
+        host_key_scan(host=self.keyed_host)
+        return fresh(self.keyed_host)
+
+
+DIFF_BASE = {"kernel.release": "6.1.0", "system.boot_id": "x", "mm.swappiness": 60}
+
 
 @pytest.fixture
-def world(personas, make_key):
-    return World(personas, make_key)
+def world(personas, make_key, request):
+    return World(personas, make_key, request)
 
 
 def investigation_form(**overrides) -> dict:
@@ -151,6 +270,7 @@ class Case:
     data: Callable = lambda w, who: {}
     effect: Callable | None = None  # for writes: did the write happen?
     extra: dict | None = None
+    check: Callable | None = None  # for reads: (world, response), what an allowed reader gets
 
 
 def expect(lead, member, viewer, outsider, anonymous=LOGIN) -> dict:
@@ -172,7 +292,77 @@ READS = [
     Case("host detail", "get", lambda w: f"/hosts/{w.host.pk}/", expect(200, 200, 200, 404)),
     Case("credential list", "get", lambda w: "/credentials/", expect(200, 200, 200, 200)),
     Case("profile", "get", lambda w: "/profile/", expect(200, 200, 200, 200)),
+    Case(
+        "facts diff",
+        "get",
+        lambda w: f"/investigations/{w.finding.investigation_id}/facts/diff/",
+        expect(200, 200, 200, 404),
+        check=lambda w, r: _shows_diff(r, only_differences=False),
+    ),
+    Case(
+        "facts diff, differences only",
+        "get",
+        lambda w: f"/investigations/{w.finding.investigation_id}/facts/diff/?only=1",
+        expect(200, 200, 200, 404),
+        check=lambda w, r: _shows_diff(r, only_differences=True),
+    ),
+    Case(
+        "collection progress",
+        "get",
+        lambda w: f"/collections/{w.local_run.pk}/",
+        # 286: every target ended, so htmx swaps this answer in and stops polling.
+        expect(286, 286, 286, 404),
+        extra=HX,
+        check=lambda w, r: _shows_collection(w, r),
+    ),
+    Case(
+        "collection without htmx",
+        "get",
+        lambda w: f"/collections/{w.local_run.pk}/",
+        expect(302, 302, 302, 404),
+        check=lambda w, r: _leads_to_evidence(w, r),
+    ),
+    Case(
+        "artifact download",
+        "get",
+        lambda w: f"/artifacts/{w.artifact.pk}/",
+        expect(200, 200, 200, 404),
+        check=lambda w, r: _is_the_artifact(w, r),
+    ),
 ]
+
+
+def _shows_diff(response, *, only_differences: bool):
+    page = html(response)
+    assert "app-a" in page and "app-b" in page
+    assert "cpu.governor" in page and "powersave" in page and "performance" in page
+    assert ("kernel.release" in page) is not only_differences
+
+
+def _shows_collection(world, response):
+    page = html(response)
+    assert "<html" not in page  # the partial alone
+    assert "hx-trigger" not in page
+    assert "HX-Request" in response["Vary"]
+    assert "app-a" in page and "app-b" in page
+    assert page.count("target-succeeded") == 2
+    assert f'href="/artifacts/{world.artifact.pk}/"' in page
+
+
+def _leads_to_evidence(world, response):
+    assert response.url == f"/investigations/{world.local_investigation.pk}/#evidence"
+
+
+def _is_the_artifact(world, response):
+    downloaded = b"".join(response.streaming_content)
+    with world.artifact.file.open("rb") as stored:
+        kept = stored.read()
+    assert downloaded == kept
+    assert len(downloaded) == world.artifact.size > 0
+    assert hashlib.sha256(downloaded).hexdigest() == world.artifact.sha256
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="facts-app-a-a.txt"'
+
 
 WRITES = [
     Case(
@@ -320,6 +510,40 @@ WRITES = [
         data=lambda w, who: {"name": "CI"},
         effect=lambda w: ApiToken.objects.exists(),
     ),
+    Case(
+        "collecting host facts",
+        "post",
+        inv_url("collections/"),
+        expect(302, 302, 403, 404),
+        data=lambda w, who: {"service": "java", "paths": "/var/lib/postgresql /data"},
+        effect=lambda w: (
+            [(c.parameters, c.targets.count()) for c in Collection.objects.all()]
+            == [({"service": "java", "paths": ["/var/lib/postgresql", "/data"]}, 1)]
+        ),
+    ),
+    Case(
+        "confirming a finding",
+        "post",
+        lambda w: f"/findings/{w.finding.pk}/status/",
+        expect(302, 302, 403, 404),
+        data=lambda w, who: {"status": FindingStatus.CONFIRMED},
+        effect=lambda w: fresh(w.finding).status == FindingStatus.CONFIRMED,
+    ),
+    Case(
+        "scanning a host key",
+        "post",
+        lambda w: f"/hosts/{w.keyed_host.pk}/host-key/scan/",
+        expect(302, 302, 403, 404),
+        effect=lambda w: fresh(w.keyed_host).scanned_key_fingerprint == w.sshd.host_key.fingerprint,
+    ),
+    Case(
+        "trusting a scanned host key",
+        "post",
+        lambda w: f"/hosts/{w.scanned_host.pk}/host-key/trust/",
+        expect(302, 302, 403, 404),
+        data=lambda w, who: {"fingerprint": w.scanned_host.scanned_key_fingerprint},
+        effect=lambda w: fresh(w.keyed_host).host_key_fingerprint == w.sshd.host_key.fingerprint,
+    ),
 ]
 
 
@@ -341,6 +565,8 @@ def test_each_page_is_read_by_members_only(world, case, who):
     response = client_for(world.personas, who).get(case.url(world), **(case.extra or {}))
 
     check_status(response, case.expected[who])
+    if case.check is not None and who in ("lead", "member", "viewer"):
+        case.check(world, response)
 
 
 @pytest.mark.parametrize("who", PERSONAS)
@@ -369,7 +595,7 @@ def _writers(case) -> set[str]:
     return allowed
 
 
-POST_ONLY = ["status/", "sides/a/", "members/"]
+POST_ONLY = ["status/", "sides/a/", "members/", "collections/"]
 
 
 @pytest.mark.parametrize("suffix", POST_ONLY)
@@ -377,6 +603,22 @@ def test_post_only_pages_refuse_get(world, suffix):
     response = world.personas.client(world.personas.member).get(inv_url(suffix)(world))
 
     assert response.status_code == 405
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        lambda w: f"/findings/{w.finding.pk}/status/",
+        lambda w: f"/hosts/{w.host.pk}/host-key/scan/",
+        lambda w: f"/hosts/{w.host.pk}/host-key/trust/",
+    ],
+    ids=["finding status", "host key scan", "host key trust"],
+)
+def test_evidence_and_host_key_buttons_refuse_get(world, url):
+    response = world.personas.client(world.personas.member).get(url(world))
+
+    assert response.status_code == 405
+    assert fresh(world.host).scanned_key_fingerprint == ""
 
 
 def test_a_viewer_sees_no_writing_controls(world):
@@ -1350,6 +1592,357 @@ def test_a_viewer_gets_no_host_forms(world):
 
     assert "Add a host" not in listing
     assert "Delete host" not in detail and 'name="address"' not in detail
+
+
+# --- evidence: collecting, findings, artifacts ---------------------------------------------
+
+SERVICE_ERROR = "A process name (letters, digits and _ . : @ + -, at most 64) or a PID."
+PATH_ERROR = "An absolute path of letters, digits and _ . @ + - / (no spaces)."
+NUL_ERROR = "Null characters are not allowed."
+
+
+def _path_error(bad_path: str) -> str:
+    """The message names the path it refuses, cut to 80 characters."""
+    return f"{bad_path[:80]}: {PATH_ERROR}"
+
+
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("service", "java; rm -rf /", SERVICE_ERROR),
+        ("service", "$(id)", SERVICE_ERROR),
+        ("service", "`reboot`", SERVICE_ERROR),
+        ("service", "../etc", SERVICE_ERROR),
+        ("service", "x" * 10_000, SERVICE_ERROR),
+        ("service", "<script>alert(1)</script>", SERVICE_ERROR),
+        ("service", "java\x00", NUL_ERROR),
+        ("paths", "java; rm -rf /", _path_error("java;")),
+        ("paths", "$(id)", _path_error("$(id)")),
+        ("paths", "../etc", _path_error("../etc")),
+        ("paths", "/data/../etc", _path_error("/data/../etc")),
+        ("paths", "/data /var/$(id)", _path_error("/var/$(id)")),
+        ("paths", "x" * 10_000, _path_error("x" * 10_000)),
+        ("paths", "/" + "x" * 10_000, _path_error("/" + "x" * 10_000)),
+        ("paths", "/<script>alert(1)</script>", _path_error("/<script>alert(1)</script>")),
+        ("paths", "/data\x00", NUL_ERROR),
+    ],
+    ids=[
+        "service-semicolon",
+        "service-subshell",
+        "service-backticks",
+        "service-dotdot",
+        "service-10k",
+        "service-markup",
+        "service-nul",
+        "paths-semicolon",
+        "paths-subshell",
+        "paths-relative-dotdot",
+        "paths-dotdot",
+        "paths-second-bad",
+        "paths-10k-relative",
+        "paths-10k-absolute",
+        "paths-markup",
+        "paths-nul",
+    ],
+)
+def test_hostile_service_names_and_paths_are_refused_on_the_page(world, field, value, message):
+    data = {"service": "", "paths": "", field: value}
+
+    response = world.personas.client(world.personas.member).post(
+        inv_url("collections/")(world), data, follow=True
+    )
+
+    assert response.redirect_chain == [(f"/investigations/{world.investigation.pk}/#evidence", 302)]
+    assert messages_of(response) == [message]
+    page = html(response)
+    assert "<script>alert(1)</script>" not in page
+    assert "x" * 81 not in page  # at most the start of an overlong value comes back
+    assert not Collection.objects.exists()
+    assert not TimelineEvent.objects.filter(kind=EventKind.COLLECTION).exists()
+
+
+def test_more_than_eight_paths_are_refused_on_the_page(world):
+    paths = " ".join(f"/data/{n}" for n in range(9))
+
+    response = world.personas.client(world.personas.member).post(
+        inv_url("collections/")(world), {"service": "", "paths": paths}, follow=True
+    )
+
+    assert messages_of(response) == ["At most 8 paths."]
+    assert not Collection.objects.exists()
+
+
+def test_collecting_with_no_host_placed_is_refused_with_a_message(personas):
+    response = personas.client(personas.member).post(
+        f"/investigations/{personas.investigation.pk}/collections/",
+        {"service": "", "paths": ""},
+        follow=True,
+    )
+
+    assert messages_of(response) == ["Place hosts on the sides first."]
+    assert not Collection.objects.exists()
+
+
+def test_the_evidence_section_offers_collecting_and_judging_findings_to_writers_only(world):
+    world.local_run  # noqa: B018 - first the real run, then the facts that raise the finding
+    finding = world.finding
+    url = f"/investigations/{world.local_investigation.pk}/"
+
+    member = html(world.personas.client(world.personas.member).get(url))
+    viewer = html(world.personas.client(world.personas.viewer).get(url))
+
+    for page in (member, viewer):
+        assert finding.title in unescape(page)
+        assert f'href="/artifacts/{world.artifact.pk}/"' in page
+        assert f"/investigations/{world.local_investigation.pk}/facts/diff/?only=1" in page
+    writing_controls = [
+        "Collect host facts",
+        f'action="/investigations/{world.local_investigation.pk}/collections/"',
+        'name="service"',
+        'name="paths"',
+        f'action="/findings/{finding.pk}/status/"',
+        'value="confirmed"',
+        'value="dismissed"',
+    ]
+    assert [c for c in writing_controls if c not in member] == []
+    assert [c for c in writing_controls if c in viewer] == []
+
+
+def test_a_member_confirms_a_finding_and_may_reopen_it(world):
+    finding = world.finding
+    client = world.personas.client(world.personas.member)
+
+    response = client.post(f"/findings/{finding.pk}/status/", {"status": "confirmed"})
+
+    assert response.status_code == 302
+    assert response.url == f"/investigations/{world.local_investigation.pk}/#findings"
+    assert fresh(finding).status == FindingStatus.CONFIRMED
+    assert TimelineEvent.objects.filter(summary=f"Finding confirmed: {finding.title}").exists()
+    page = html(client.get(f"/investigations/{world.local_investigation.pk}/"))
+    assert 'value="open">Reopen' in page and 'value="confirmed"' not in page
+
+
+@pytest.mark.parametrize("status", ["resolved", "", "CONFIRMED", "x" * 10_000])
+def test_a_finding_status_people_may_not_set_is_refused_with_a_message(world, status):
+    finding = world.finding
+
+    response = world.personas.client(world.personas.member).post(
+        f"/findings/{finding.pk}/status/", {"status": status}, follow=True
+    )
+
+    assert messages_of(response) == ["Choose one of: open, confirmed, dismissed."]
+    assert fresh(finding).status == FindingStatus.OPEN
+
+
+def test_an_artifact_whose_file_is_gone_is_not_found_rather_than_a_server_error(world):
+    artifact = world.artifact
+    artifact.file.storage.delete(artifact.file.name)
+
+    response = world.personas.client(world.personas.member).get(f"/artifacts/{artifact.pk}/")
+
+    assert response.status_code == 404
+
+
+# --- host keys -----------------------------------------------------------------------------
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_member_scans_a_host_key_then_trusts_it_on_the_page(world):
+    host, key = world.keyed_host, world.sshd.host_key
+    client = world.personas.client(world.personas.member)
+    before = html(client.get(f"/hosts/{host.pk}/"))
+    assert "Not trusted yet" in before and "Trust this key" not in before
+
+    scanned = client.post(f"/hosts/{host.pk}/host-key/scan/", follow=True)
+
+    assert scanned.redirect_chain == [(f"/hosts/{host.pk}/#host-key", 302)]
+    assert messages_of(scanned) == [
+        f"keyed presents {key.key_type} {key.fingerprint}. Compare it with the host's own "
+        "(ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub) before you trust it."
+    ]
+    page = html(scanned)
+    assert f"saw <code>{key.key_type} {key.fingerprint}</code>" in page
+    assert f'name="fingerprint" value="{key.fingerprint}"' in page
+    assert "Trust this key" in page and "Trusted:" not in page
+
+    trusted = client.post(
+        f"/hosts/{host.pk}/host-key/trust/", {"fingerprint": key.fingerprint}, follow=True
+    )
+
+    assert trusted.redirect_chain == [(f"/hosts/{host.pk}/#host-key", 302)]
+    assert messages_of(trusted) == ["The host key of keyed is now trusted."]
+    page = html(trusted)
+    assert f"Trusted: <code>{key.key_type} {key.fingerprint}</code>" in page
+    assert "by max" in page
+    assert "Trust this key" not in page and "Not trusted yet" not in page
+    host = fresh(host)
+    assert (host.host_key_type, host.host_key_fingerprint) == (key.key_type, key.fingerprint)
+    assert host.host_key_trusted_by == world.personas.member
+
+
+def test_a_viewer_sees_the_scanned_key_but_no_scan_or_trust_button(world):
+    host = world.scanned_host
+
+    page = html(world.personas.client(world.personas.viewer).get(f"/hosts/{host.pk}/"))
+
+    assert world.sshd.host_key.fingerprint in page
+    assert "Trust this key" not in page and "Scan the host key" not in page
+    assert "/host-key/" not in page
+
+
+def test_trusting_before_any_scan_is_refused_with_a_message(world):
+    response = world.personas.client(world.personas.member).post(
+        f"/hosts/{world.host.pk}/host-key/trust/",
+        {"fingerprint": "SHA256:" + "A" * 43},
+        follow=True,
+    )
+
+    assert messages_of(response) == ["Scan the host key first, then compare it."]
+    assert fresh(world.host).host_key_fingerprint == ""
+
+
+@pytest.mark.parametrize("data", [{}, {"fingerprint": ""}, {"fingerprint": "   "}])
+def test_trusting_without_a_fingerprint_asks_for_one(world, data):
+    response = world.personas.client(world.personas.member).post(
+        f"/hosts/{world.host.pk}/host-key/trust/", data, follow=True
+    )
+
+    assert messages_of(response) == ["Give the fingerprint you compared."]
+    assert fresh(world.host).host_key_fingerprint == ""
+
+
+@pytest.mark.parametrize(
+    "fingerprint",
+    ["SHA256:not-the-key", "<b>SHA256:x</b>", "x" * 10_000],
+    ids=["other", "markup", "10k"],
+)
+def test_trusting_a_key_the_host_did_not_present_is_refused_with_a_message(world, fingerprint):
+    host = world.scanned_host
+
+    response = world.personas.client(world.personas.member).post(
+        f"/hosts/{host.pk}/host-key/trust/", {"fingerprint": fingerprint}, follow=True
+    )
+
+    assert messages_of(response) == [
+        f"This is not the key the host presented ({world.sshd.host_key.fingerprint}). "
+        "Compare it again, or scan again."
+    ]
+    assert "<b>SHA256:x</b>" not in html(response) and "x" * 100 not in html(response)
+    assert fresh(host).host_key_fingerprint == ""
+
+
+def test_scanning_a_host_where_nothing_listens_says_so_on_the_page(world):
+    host = host_create(
+        team=world.team, name="gone", address="127.0.0.1", port=_closed_port(), username="perf"
+    )
+
+    response = world.personas.client(world.personas.member).post(
+        f"/hosts/{host.pk}/host-key/scan/", follow=True
+    )
+
+    [message] = messages_of(response)
+    assert "connection refused" in message
+    assert fresh(host).scanned_key_fingerprint == ""
+
+
+def test_scanning_a_host_name_that_does_not_resolve_says_so_on_the_page(world):
+    host = host_create(
+        team=world.team, name="nowhere", address="no-such-host.invalid", username="perf"
+    )
+
+    response = world.personas.client(world.personas.member).post(
+        f"/hosts/{host.pk}/host-key/scan/", follow=True
+    )
+
+    [message] = messages_of(response)
+    assert "no-such-host.invalid" in message
+    assert fresh(host).scanned_key_fingerprint == ""
+
+
+def test_a_local_host_has_no_host_key_to_scan(world, settings):
+    settings.LOCAL_TRANSPORT = True
+    host = host_create(
+        team=world.team, name="here", address="127.0.0.1", username="root", transport="local"
+    )
+
+    response = world.personas.client(world.personas.member).post(
+        f"/hosts/{host.pk}/host-key/scan/", follow=True
+    )
+
+    assert messages_of(response) == ["A host on the local transport has no SSH host key."]
+    page = html(response)
+    assert "This host uses the local transport: no SSH, no host key." in page
+    assert "Scan the host key" not in page
+
+
+# --- the local transport -------------------------------------------------------------------
+
+
+def test_with_the_local_transport_on_a_member_adds_a_local_host(world, settings):
+    settings.LOCAL_TRANSPORT = True
+    client = world.personas.client(world.personas.member)
+    assert 'name="transport"' in html(client.get("/hosts/"))
+    assert 'name="transport"' in html(client.get(f"/hosts/{world.host.pk}/"))
+
+    response = client.post(
+        "/hosts/", host_form(world.team, name="here", address="127.0.0.1", transport="local")
+    )
+
+    assert response.status_code == 302
+    assert Host.objects.get(name="here").transport == HostTransport.LOCAL
+
+
+def test_with_the_local_transport_on_an_unknown_transport_is_refused_on_the_form(world, settings):
+    settings.LOCAL_TRANSPORT = True
+
+    response = world.personas.client(world.personas.member).post(
+        "/hosts/", host_form(world.team, name="here", transport="telnet")
+    )
+
+    assert response.status_code == 200
+    assert "Select a valid choice. telnet is not one of the available choices." in html(response)
+    assert not Host.objects.filter(name="here").exists()
+
+
+def test_with_the_local_transport_off_the_host_forms_have_no_transport(world, settings):
+    settings.LOCAL_TRANSPORT = False
+    client = world.personas.client(world.personas.member)
+
+    listing = html(client.get("/hosts/"))
+    detail = html(client.get(f"/hosts/{world.host.pk}/"))
+
+    assert 'name="transport"' not in listing and 'name="address"' in listing
+    assert 'name="transport"' not in detail and 'name="address"' in detail
+
+
+def test_with_the_local_transport_off_a_posted_local_transport_makes_no_local_host(world, settings):
+    settings.LOCAL_TRANSPORT = False
+    client = world.personas.client(world.personas.member)
+
+    created = client.post(
+        "/hosts/", host_form(world.team, name="here", address="127.0.0.1", transport="local")
+    )
+    edited = client.post(
+        f"/hosts/{world.host.pk}/",
+        {
+            "name": "web-1",
+            "address": "10.0.0.1",
+            "port": "22",
+            "username": "perf",
+            "transport": "local",
+        },
+    )
+
+    # The field is not on the form, so what is posted for it is ignored: SSH, as by default.
+    assert (created.status_code, edited.status_code) == (302, 302)
+    assert Host.objects.get(name="here").transport == HostTransport.SSH
+    assert fresh(world.host).transport == HostTransport.SSH
+    assert not Host.objects.filter(transport=HostTransport.LOCAL).exists()
 
 
 # --- credentials ---------------------------------------------------------------------------

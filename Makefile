@@ -27,6 +27,7 @@ run: demo
 	$(PY) manage.py runstack --port $(PORT)
 
 test: install var
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
 # Speed targets, measured on real sshd test hosts (needs root for their mount namespaces).

@@ -20,7 +20,10 @@ def test_a_typed_path_is_drawn_and_ruling_out_the_lb_moves_the_checklist(
     before = progress(page)
     assert before == (0, 11)
 
-    page.fill("input[name=path-text]", "wrk -[https:443, short]-> lb:slb -> gateway -> app -[mysql:3306, long]-> db:mysql")
+    page.fill(
+        "input[name=path-text]",
+        "wrk -[https:443, short]-> lb:slb -> gateway -> app -[mysql:3306, long]-> db:mysql",
+    )
     page.click("#path-panel button:has-text('Draw')")
 
     # plotly draws one marker per node, with its label, left to right.
@@ -51,19 +54,29 @@ def test_a_typed_path_is_drawn_and_ruling_out_the_lb_moves_the_checklist(
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     page.wait_for_selector("#path-node-detail h3:has-text('slb')")
     page.select_option("#path-node-detail select[name=state-state]", "ruled_out")
-    page.fill("#path-node-detail textarea[name=state-note]", "New connections peak at 9k/s of 50k/s allowed")
+    page.fill(
+        "#path-node-detail textarea[name=state-note]",
+        "New connections peak at 9k/s of 50k/s allowed",
+    )
     page.click("#path-node-detail button:has-text('Save state')")
     page.wait_for_selector("#path-node-detail .badge:has-text('Ruled out')")
     assert PathNode.objects.get(label="slb").state == "ruled_out"
 
     # The other hops ruled out or suspect too: the "rule out the path" step completes.
-    for label, state in (("wrk", "ruled_out"), ("gateway", "ruled_out"), ("app", "suspect"), ("mysql", "ruled_out")):
+    for label, state in (
+        ("wrk", "ruled_out"),
+        ("gateway", "ruled_out"),
+        ("app", "suspect"),
+        ("mysql", "ruled_out"),
+    ):
         page.click(f"table.path-nodes a:has-text('{label}')")
         page.wait_for_selector(f"#path-node-detail h3:has-text('{label}')")
         page.select_option("#path-node-detail select[name=state-state]", state)
         page.fill("#path-node-detail textarea[name=state-note]", f"checked {label}")
         page.click("#path-node-detail button:has-text('Save state')")
-        page.wait_for_selector(f"table.path-nodes tr:has-text('{label}') .badge:not(:has-text('Not checked'))")
+        page.wait_for_selector(
+            f"table.path-nodes tr:has-text('{label}') .badge:not(:has-text('Not checked'))"
+        )
     page.wait_for_function(
         "document.querySelector('#checklist-progress progress').getAttribute('value') === '2'"
     )

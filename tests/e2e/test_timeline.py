@@ -40,7 +40,9 @@ def test_a_back_dated_action_lands_in_its_place_and_reaches_a_colleague(
     responder.select_option("#timeline-form select[name=kind]", "action")
     responder.select_option("#timeline-form select[name=action]", "restart")
     responder.fill("#timeline-form input[name=occurred_at]", back_then.strftime("%Y-%m-%dT%H:%M"))
-    responder.fill("#timeline-form textarea[name=summary]", "Restarted the container pool <b>twice</b>")
+    responder.fill(
+        "#timeline-form textarea[name=summary]", "Restarted the container pool <b>twice</b>"
+    )
     responder.click("button:has-text('Add to timeline')")
     responder.wait_for_selector("ol.timeline li:has-text('Restarted the container pool')")
 

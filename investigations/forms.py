@@ -352,6 +352,8 @@ class PathEdgeForm(forms.Form):
 
 class ChecklistItemForm(forms.Form):
     status = forms.ChoiceField(choices=ItemStatus.choices, required=False)
+    status_was = forms.CharField(required=False)
+    assignee_was = forms.CharField(required=False)
     assignee = forms.CharField(required=False)
     notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
     na_reason = forms.CharField(required=False, label="Why not applicable")

@@ -58,6 +58,11 @@ urlpatterns = [
         name="path_node_state",
     ),
     path(
+        "investigations/<int:pk>/path/nodes/<int:node_pk>/file/",
+        path_views.path_node_file,
+        name="path_node_file",
+    ),
+    path(
         "investigations/<int:pk>/path/nodes/<int:node_pk>/delete/",
         path_views.path_node_remove,
         name="path_node_remove",

@@ -6,6 +6,7 @@ differ says so under its label.
 """
 
 from dataclasses import dataclass
+from html import escape
 
 from investigations.choices import NodeState
 
@@ -107,7 +108,9 @@ def figure(nodes: list[DiagramNode], edges: list[DiagramEdge]) -> dict:
                 }
             )
     text = [
-        f"<b>{node.label}</b><br>{node.kind}" + ("<br>≠ sides differ" if node.specs_differ else "")
+        # plotly reads <b>, <br> and <a> in text: a label is escaped to show as written.
+        f"<b>{escape(node.label, quote=False)}</b><br>{node.kind}"
+        + ("<br>≠ sides differ" if node.specs_differ else "")
         for node in nodes
     ]
     trace = {
@@ -118,7 +121,9 @@ def figure(nodes: list[DiagramNode], edges: list[DiagramEdge]) -> dict:
         "text": text,
         "textposition": "bottom center",
         "hoverinfo": "text",
-        "hovertext": [f"{node.label}: {node.state.replace('_', ' ')}" for node in nodes],
+        "hovertext": [
+            f"{escape(node.label, quote=False)}: {node.state.replace('_', ' ')}" for node in nodes
+        ],
         "customdata": [node.id for node in nodes],
         "marker": {
             "size": 34,

@@ -71,9 +71,10 @@ PROTOCOL_ALIASES = {p.value: p for p in Protocol} | {
 }
 # Words of a label may hold '-' inside (order-api) but not start or end with it, so that
 # '->' and '-[' always end a label.
-_WORD = r"[^\s\[\]>:,-](?:[^\s\[\]>:,]*[^\s\[\]>:,-])?"
+_WORD = r"[^\s\[\]>:,=-](?:[^\s\[\]>:,=]*[^\s\[\]>:,=-])?"
 _LABEL = re.compile(rf"{_WORD}(?: {_WORD})*")
 MAX_NODES = 50
+MAX_LABEL = 200
 
 
 class PathSyntaxError(ValueError):
@@ -136,12 +137,14 @@ class _Reader:
 
     def node(self) -> NodeSpec:
         self.skip_spaces()
+        self.node_start = self.at
         match = _LABEL.match(self.text, self.at)
         if not match:
             self.fail("expected a node name")
         first = match.group(0)
         self.at = match.end()
         if not self.take(":"):
+            self._check_length(first, match.start())
             return NodeSpec(first, guess_kind(first))
         kind = KIND_ALIASES.get(first.lower())
         if kind is None:
@@ -153,8 +156,13 @@ class _Reader:
         label = _LABEL.match(self.text, self.at)
         if not label:
             self.fail(f"expected a node name after '{first}:'")
+        self._check_length(label.group(0), label.start())
         self.at = label.end()
         return NodeSpec(label.group(0), kind)
+
+    def _check_length(self, label: str, start: int) -> None:
+        if len(label) > MAX_LABEL:
+            raise PathSyntaxError(start + 1, f"a node name has at most {MAX_LABEL} characters")
 
     def arrow(self) -> dict:
         if self.take("->"):
@@ -204,7 +212,8 @@ class _Reader:
 
 def parse_path(text: str) -> PathSpec:
     """Nodes in order of first appearance and the edges between them."""
-    text = " ".join(text.replace("\t", " ").split("\n")).rstrip()
+    # Every whitespace character becomes one space, so that columns stay where they were.
+    text = re.sub(r"\s", " ", text).rstrip()
     reader = _Reader(text)
     if reader.done():
         raise PathSyntaxError(1, "write a path such as: loadgen -> lb -> app -> mysql")
@@ -223,12 +232,12 @@ def parse_path(text: str) -> PathSpec:
     while not reader.done():
         attributes = reader.arrow()
         current = add(reader.node())
+        if len(spec.nodes) > MAX_NODES:
+            raise PathSyntaxError(reader.node_start + 1, f"at most {MAX_NODES} nodes in one path")
         if current.label == previous.label:
-            reader.fail(f"{current.label!r} cannot lead to itself")
+            raise PathSyntaxError(reader.node_start + 1, f"{current.label!r} cannot lead to itself")
         spec.edges.append(EdgeSpec(previous.label, current.label, **attributes))
         previous = current
     if not spec.edges:
         raise PathSyntaxError(len(text) + 1, "a path needs at least two nodes joined by '->'")
-    if len(spec.nodes) > MAX_NODES:
-        raise PathSyntaxError(1, f"at most {MAX_NODES} nodes in one path")
     return spec

@@ -242,14 +242,22 @@ def nodes_patch(request, investigation_id: Id, node_id: Id, payload: NodePatch):
                 raise ValidationError(
                     {"state_collection": "No such collection in this investigation."}
                 )
-        node = path_node_set_state(
-            node=node,
-            user=request.user,
-            state=state_fields["state"],
-            note=state_fields.get("state_note", ""),
-            link=state_fields.get("state_link", ""),
-            collection=collection,
-        )
+        try:
+            node = path_node_set_state(
+                node=node,
+                user=request.user,
+                state=state_fields["state"],
+                note=state_fields.get("state_note", ""),
+                link=state_fields.get("state_link", ""),
+                collection=collection,
+            )
+        except ValidationError as error:
+            # The service names its arguments; the API's fields carry a state_ prefix.
+            renamed = {
+                f"state_{k}" if k in ("note", "link", "collection") else k: v
+                for k, v in error.message_dict.items()
+            }
+            raise ValidationError(renamed) from None
     return _node(request, investigation_id, node_id)[1]
 
 
@@ -339,6 +347,7 @@ def checklist_patch(request, investigation_id: Id, key: Text, payload: ItemPatch
         changes["assignee"] = User.objects.filter(username=username).first() if username else None
         if username and changes["assignee"] is None:
             raise ValidationError({"assignee": f"There is no user named {username!r}."})
-    if changes.get("status", "") is None:
-        raise ValidationError({"status": "This field cannot be null."})
+    nulls = [k for k in ("status", "notes", "na_reason") if k in changes and changes[k] is None]
+    if nulls:
+        raise ValidationError({k: "This field cannot be null." for k in nulls})
     return checklist_item_update(item=item, user=request.user, **changes)

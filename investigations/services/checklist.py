@@ -129,7 +129,7 @@ def _path(investigation: Investigation) -> str | None:
     joined = {node for edge in edges for node in edge}
     if len(joined) < 2:
         return None
-    return f"{len(joined)} nodes joined by {len(edges)} edges"
+    return f"{len(joined)} nodes joined by {len(edges)} edge{'s' if len(edges) != 1 else ''}"
 
 
 def _pairs(investigation: Investigation) -> str | None:
@@ -221,7 +221,12 @@ def checklist_item_update(
     na_reason: str | None = None,
 ) -> ChecklistItem:
     """A person's change to an item: status, assignee (None to clear), notes."""
-    item = ChecklistItem.objects.select_for_update().select_related("assignee").get(pk=item.pk)
+    # of=("self",): PostgreSQL cannot lock the nullable side of the join to the assignee.
+    item = (
+        ChecklistItem.objects.select_for_update(of=("self",))
+        .select_related("assignee", "investigation")
+        .get(pk=item.pk)
+    )
     errors = {}
     if status is not None and status not in ItemStatus.values:
         errors["status"] = f"Choose one of: {', '.join(ItemStatus.values)}."

@@ -112,6 +112,10 @@ def path_node_update(*, node: PathNode, user, hosts_a=None, hosts_b=None, **fiel
     if unknown:
         raise TypeError(f"unknown fields: {sorted(unknown)}")
     changed = [f for f, v in fields.items() if getattr(node, f) != v]
+    for side, hosts in (("hosts_a", hosts_a), ("hosts_b", hosts_b)):
+        current = set(getattr(node, side).values_list("pk", flat=True))
+        if hosts is not None and {host.pk for host in hosts} != current:
+            changed.append(side)
     for field, value in fields.items():
         setattr(node, field, value)
     _check_node(node)
@@ -154,6 +158,8 @@ def path_node_set_state(
         errors["note"] = f"Keep it under {MAX_SPEC_CHARS:,} characters."
     if link and not link.startswith(("http://", "https://")):
         errors["link"] = "Enter an http:// or https:// link."
+    elif len(link) > 2000:
+        errors["link"] = "A link has at most 2000 characters."
     if collection is not None and collection.investigation_id != node.investigation_id:
         errors["collection"] = "Choose a collection of this investigation."
     if state != NodeState.NOT_CHECKED and not (note.strip() or link or file or collection):
@@ -165,6 +171,8 @@ def path_node_set_state(
     node.state_collection = collection
     if file is not None:
         node.state_file.save(file.name, file, save=False)
+    elif state == NodeState.NOT_CHECKED:
+        node.state_file = ""
     node.state_changed_at, node.state_changed_by = timezone.now(), user
     node.save()
     label = NodeState(state).label.lower()
@@ -185,10 +193,9 @@ def _check_edge(edge: PathEdge) -> None:
     errors = {}
     if edge.source_id == edge.target_id:
         errors["target"] = "An edge joins two different nodes."
-    if edge.source.investigation_id != edge.investigation_id or (
-        edge.target.investigation_id != edge.investigation_id
-    ):
-        errors["source"] = "Both nodes must be on this investigation's path."
+    for end in ("source", "target"):
+        if getattr(edge, end).investigation_id != edge.investigation_id:
+            errors[end] = "Both nodes must be on this investigation's path."
     if edge.protocol not in Protocol.values:
         errors["protocol"] = f"Choose one of: {', '.join(Protocol.values)}."
     if edge.reuse not in ConnectionReuse.values:

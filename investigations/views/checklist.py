@@ -10,7 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from investigations.access import investigation_for_user
 from investigations.choices import ItemStatus, Role
-from investigations.forms import ChecklistAddForm, ChecklistItemForm
+from investigations.forms import ChecklistAddForm, ChecklistItemForm, attach_errors
 from investigations.models import ChecklistItem
 from investigations.selectors import (
     checklist_items,
@@ -43,10 +43,10 @@ def checklist_context(investigation) -> dict:
     }
 
 
-def _partial(request: HttpRequest, investigation) -> HttpResponse:
+def _partial(request: HttpRequest, investigation, *, status: int = 200, **extra) -> HttpResponse:
     # oob: the header's progress bar is swapped along with the list.
-    context = {**checklist_context(investigation), "oob": True}
-    response = render(request, "investigations/_checklist.html", context)
+    context = {**checklist_context(investigation), "oob": True, **extra}
+    response = render(request, "investigations/_checklist.html", context, status=status)
     patch_vary_headers(response, ["HX-Request"])
     return response
 
@@ -70,15 +70,20 @@ def checklist(request: HttpRequest, pk: int) -> HttpResponse:
         return _partial(request, investigation)
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
     form = ChecklistAddForm(request.POST)
-    try:
-        if not form.is_valid():
-            raise ValidationError("Write what the step is.")
-        checklist_item_add(
-            investigation=investigation, user=request.user, title=form.cleaned_data["title"]
-        )
-    except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
-    return _partial(request, investigation) if wants_partial(request) else _back(investigation)
+    if form.is_valid():
+        try:
+            checklist_item_add(
+                investigation=investigation, user=request.user, title=form.cleaned_data["title"]
+            )
+        except ValidationError as error:
+            attach_errors(form, error)
+    if not wants_partial(request):
+        for errors in form.errors.values():
+            messages.error(request, " ".join(errors))
+        return _back(investigation)
+    if form.errors:
+        return _partial(request, investigation, status=400, add_form=form)
+    return _partial(request, investigation)
 
 
 @require_POST
@@ -87,27 +92,38 @@ def checklist_item(request: HttpRequest, pk: int) -> HttpResponse:
     item = get_object_or_404(ChecklistItem.objects.select_related("investigation"), pk=pk)
     investigation = investigation_for_user(request.user, item.investigation_id, Role.RESPONDER)
     form = ChecklistItemForm(request.POST)
-    changes = {}
-    if form.is_valid():
-        data = form.cleaned_data
-        if "status" in request.POST:
-            changes["status"] = data["status"] or None
-        if "assignee" in request.POST:
-            username = data["assignee"].strip()
-            changes["assignee"] = (
-                User.objects.filter(username=username).first() if username else None
-            )
-            if username and changes["assignee"] is None:
-                messages.error(request, f"There is no user named {username!r}.")
-                changes.pop("assignee")
-        for field in ("notes", "na_reason"):
-            if field in request.POST:
-                changes[field] = data[field]
-    try:
-        checklist_item_update(item=item, user=request.user, **changes)
-    except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
-    return _partial(request, investigation) if wants_partial(request) else _back(investigation)
+    failed = not form.is_valid()
+    if not failed:
+        try:
+            checklist_item_update(item=item, user=request.user, **_changes(request, form))
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+            failed = True
+    else:
+        messages.error(request, " ".join(m for ms in form.errors.values() for m in ms))
+    if not wants_partial(request):
+        return _back(investigation)
+    return _partial(request, investigation, status=400 if failed else 200)
+
+
+def _changes(request: HttpRequest, form: ChecklistItemForm) -> dict:
+    """What the person changed. A field that still shows the value the page was drawn with
+    (status_was, assignee_was) is not a change: a stale page cannot undo a colleague's."""
+    data, changes = form.cleaned_data, {}
+    for field in ("status", "assignee"):
+        if field in request.POST and request.POST.get(f"{field}_was") != data[field]:
+            changes[field] = data[field]
+    if "status" in changes:
+        changes["status"] = changes["status"] or None
+    if "assignee" in changes:
+        username = changes["assignee"].strip()
+        changes["assignee"] = User.objects.filter(username=username).first() if username else None
+        if username and changes["assignee"] is None:
+            raise ValidationError({"assignee": f"There is no user named {username!r}."})
+    for field in ("notes", "na_reason"):
+        if field in request.POST:
+            changes[field] = data[field]
+    return changes
 
 
 @login_required

@@ -31,7 +31,7 @@ from investigations.services.inventory import (
     host_delete,
     host_update,
 )
-from investigations.views.pages import paginate
+from investigations.views.pages import paginate, query_id
 
 WRITERS = [Role.RESPONDER, Role.LEAD]
 
@@ -57,10 +57,10 @@ def _host_choices(request: HttpRequest, team=None):
 def host_list(request: HttpRequest) -> HttpResponse:
     teams = teams_for_user(request.user)
     writable = _writable_teams(request)
-    team_id = request.GET.get("team", "")
+    team_id = query_id(request, "team")
     hosts = hosts_for_user(user=request.user)
-    if team_id.isdigit():
-        hosts = hosts.filter(team_id=int(team_id))
+    if team_id is not None:
+        hosts = hosts.filter(team_id=team_id)
     form = HostCreateForm(request.POST or None, teams=writable, **_host_choices(request))
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
@@ -77,7 +77,7 @@ def host_list(request: HttpRequest) -> HttpResponse:
         {
             "page": paginate(request, hosts),
             "teams": teams,
-            "team_id": team_id,
+            "team_id": str(team_id or ""),
             "form": form if writable.exists() else None,
         },
     )

@@ -43,7 +43,7 @@ from investigations.services.investigations import (
     side_update,
 )
 from investigations.views.checklist import checklist_context
-from investigations.views.pages import paginate
+from investigations.views.pages import paginate, query_id
 from investigations.views.path import path_context
 from investigations.views.timeline import timeline_context
 
@@ -144,8 +144,8 @@ def investigation_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _node(request, investigation):
     """The path node whose details are open (?node=ID), if any."""
-    node_id = request.GET.get("node", "")
-    return investigation.path_nodes.filter(pk=int(node_id)).first() if node_id.isdigit() else None
+    node_id = query_id(request, "node")
+    return investigation.path_nodes.filter(pk=node_id).first() if node_id is not None else None
 
 
 def evidence_context(investigation) -> dict:

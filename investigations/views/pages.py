@@ -12,3 +12,10 @@ def wants_partial(request: HttpRequest) -> bool:
 
 def paginate(request: HttpRequest, items, per_page: int = PAGE_SIZE):
     return Paginator(items, per_page).get_page(request.GET.get("page"))
+
+
+def query_id(request: HttpRequest, name: str) -> int | None:
+    """A database id from the query string, or None (never an error: ids like '²' or a
+    hundred digits are not ids)."""
+    value = request.GET.get(name, "")
+    return int(value) if value.isascii() and value.isdigit() and len(value) <= 18 else None

@@ -4,7 +4,7 @@ page (without JavaScript), and tells the checklist to refresh itself."""
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -37,7 +37,7 @@ from investigations.services.path import (
     path_node_set_state,
     path_node_update,
 )
-from investigations.views.pages import wants_partial
+from investigations.views.pages import query_id, wants_partial
 
 
 def path_context(investigation, user, *, node=None, **forms) -> dict:
@@ -105,10 +105,25 @@ def _writable(request, pk):
 @login_required
 def path_panel(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk)
-    node = None
-    if request.GET.get("node", "").isdigit():
-        node = investigation.path_nodes.filter(pk=int(request.GET["node"])).first()
+    node_id = query_id(request, "node")
+    node = investigation.path_nodes.filter(pk=node_id).first() if node_id is not None else None
     return _panel(request, investigation, node=node)
+
+
+@login_required
+def path_node_file(request: HttpRequest, pk: int, node_pk: int) -> FileResponse:
+    """The evidence file of a hop, for members of the investigation's team only."""
+    investigation = investigation_for_user(request.user, pk)
+    node = get_object_or_404(investigation.path_nodes, pk=node_pk)
+    if not node.state_file:
+        raise Http404("This hop has no evidence file.")
+    try:
+        content = node.state_file.open("rb")
+    except FileNotFoundError:
+        raise Http404("The evidence file is no longer stored.") from None
+    return FileResponse(
+        content, as_attachment=True, filename=node.state_file.name.rsplit("/", 1)[-1]
+    )
 
 
 @require_POST

@@ -101,10 +101,12 @@ class EventKind(ColouredChoices):
     FINDING = "finding", "Finding"
     PATH = "path", "Traffic path"
     CHECKLIST = "checklist", "Checklist"
+    LADDER = "ladder", "Ladder"
 
     @classmethod
     def _colours(cls):
         return {
+            cls.LADDER: "blue",
             cls.PATH: "teal",
             cls.CHECKLIST: "green",
             cls.NOTE: "grey",
@@ -263,3 +265,49 @@ class ItemStatus(ColouredChoices):
 
 # Statuses that count as finished for the progress bar.
 SETTLED_ITEM_STATUSES = [ItemStatus.DONE, ItemStatus.NOT_APPLICABLE]
+
+
+class LoadTool(models.TextChoices):
+    WRK = "wrk", "wrk"
+    HEY = "hey", "hey"
+    AB = "ab", "ab (ApacheBench)"
+    K6 = "k6", "k6"
+
+
+class LadderStatus(ColouredChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    COMPLETED = "completed", "Completed"
+    CANCELLED = "cancelled", "Cancelled"
+    FAILED = "failed", "Failed"
+    IMPORTED = "imported", "Imported"
+
+    @classmethod
+    def _colours(cls):
+        return {
+            cls.QUEUED: "grey",
+            cls.RUNNING: "blue",
+            cls.COMPLETED: "green",
+            cls.CANCELLED: "orange",
+            cls.FAILED: "red",
+            cls.IMPORTED: "teal",
+        }
+
+
+ENDED_LADDER_STATUSES = [
+    LadderStatus.COMPLETED,
+    LadderStatus.CANCELLED,
+    LadderStatus.FAILED,
+    LadderStatus.IMPORTED,
+]
+
+
+class ImportFormat(models.TextChoices):
+    WRK = "wrk", "wrk text"
+    WRK2 = "wrk2", "wrk2 text"
+    HEY = "hey", "hey text"
+    AB = "ab", "ab text"
+    K6_JSON = "k6-json", "k6 JSON summary"
+    K6_TEXT = "k6-text", "k6 text summary"
+    JMETER_CSV = "jmeter-csv", "JMeter CSV results (JTL)"
+    LOCUST_CSV = "locust-csv", "Locust stats history CSV"

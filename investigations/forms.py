@@ -13,7 +13,9 @@ from investigations.choices import (
     EventKind,
     HostRole,
     HostTransport,
+    ImportFormat,
     ItemStatus,
+    LoadTool,
     NodeState,
     PathNodeKind,
     Protocol,
@@ -363,3 +365,86 @@ class ChecklistAddForm(forms.Form):
     prefix = "step"
 
     title = forms.CharField(label="Add a step of your own")
+
+
+def parse_steps(text: str) -> list[int]:
+    words = [w for w in text.replace(",", " ").split() if w]
+    if not words or not all(w.isdigit() for w in words):
+        raise ValidationError("Give the loads as whole numbers, e.g. 10, 20, 50, 100.")
+    return [int(w) for w in words]
+
+
+class LadderForm(forms.Form):
+    prefix = "ladder"
+
+    side_a_url = forms.CharField(label="URL on side A", help_text="http:// or https://")
+    side_b_url = forms.CharField(label="URL on side B")
+    steps = forms.CharField(
+        initial="10, 20, 50, 100, 200", help_text="Concurrent connections per step"
+    )
+    step_seconds = forms.IntegerField(
+        initial=30, min_value=1, max_value=600, label="Seconds a step"
+    )
+    warmup_seconds = forms.IntegerField(
+        initial=5, min_value=0, max_value=300, label="Warm-up seconds"
+    )
+    tool = forms.ChoiceField(choices=LoadTool.choices, initial=LoadTool.WRK)
+    stop_error_rate = forms.FloatField(
+        initial=5, min_value=0.01, max_value=100, label="Stop above errors (%)"
+    )
+    stop_p99_ms = forms.FloatField(required=False, min_value=0.001, label="Stop above p99 (ms)")
+    margin = forms.FloatField(
+        initial=20, min_value=1, max_value=99, label="Sides differ beyond (%)"
+    )
+
+    def clean_steps(self) -> list[int]:
+        return parse_steps(self.cleaned_data["steps"])
+
+    def service_fields(self) -> dict:
+        data = dict(self.cleaned_data)
+        data["stop_error_rate"] = data["stop_error_rate"] / 100
+        data["margin"] = data["margin"] / 100
+        return data
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    """One or more files, as a list (Django's recipe for <input type=file multiple>)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        if isinstance(data, list | tuple):
+            return [super(MultipleFileField, self).clean(item, initial) for item in data]
+        return [super().clean(data, initial)]
+
+
+class ImportForm(forms.Form):
+    prefix = "import"
+
+    side = forms.ChoiceField(choices=[("a", "A"), ("b", "B")])
+    format = forms.ChoiceField(choices=ImportFormat.choices)
+    file = MultipleFileField(
+        label="Files", help_text="One file per run; several runs at different loads make steps."
+    )
+    load = forms.FloatField(
+        required=False,
+        min_value=0.001,
+        label="Load",
+        help_text="Only for hey (its -c) and wrk2 (its -R) when the file lacks the command line.",
+    )
+    ladder = forms.ModelChoiceField(
+        queryset=None, required=False, empty_label="a new ladder", label="Onto"
+    )
+
+    def __init__(self, *args, ladders, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["ladder"].queryset = ladders
+
+    def files_read(self) -> list[tuple[str, bytes]]:
+        return [(upload.name, upload.read()) for upload in self.cleaned_data["file"]]

@@ -7,6 +7,7 @@ from django.db.models import Case, Count, IntegerField, Max, QuerySet, Value, Wh
 
 from investigations.analysis.diagram import DiagramEdge, DiagramNode, figure
 from investigations.analysis.diff import ONLY_A, ONLY_B, SAME, VOLATILE, diff_facts
+from investigations.analysis.ladder import mark
 from investigations.choices import (
     SETTLED_ITEM_STATUSES,
     FindingSeverity,
@@ -284,3 +285,63 @@ def my_checklist_items(*, user) -> QuerySet[ChecklistItem]:
         .select_related("investigation__team")
         .order_by("-investigation__created_at", "position")
     )
+
+
+def ladders_for(*, investigation: Investigation) -> QuerySet:
+    """The investigation's ladders, newest first, with their sides and steps loaded."""
+    return investigation.ladders.prefetch_related("sides__side", "sides__steps")
+
+
+@dataclass
+class LadderRow:
+    """One load of the per-step table: both sides, the ratio A/B, and the verdict."""
+
+    load: float
+    a: object | None  # LadderStep
+    b: object | None
+    rps_ratio: float | None
+    rps_mark: str
+    p99_ratio: float | None
+    p99_mark: str
+    # How far apart the two sides really started this step, in milliseconds.
+    skew_ms: float | None = None
+
+    @property
+    def sides(self) -> list:
+        return [self.a, self.b]
+
+
+def _skew_ms(a, b) -> float | None:
+    if a is None or b is None or a.started_at is None or b.started_at is None:
+        return None
+    return abs((a.started_at - b.started_at).total_seconds()) * 1000
+
+
+def ladder_rows(*, ladder) -> list[LadderRow]:
+    steps: dict[str, dict[float, object]] = {"a": {}, "b": {}}
+    for side in ladder.sides.all():
+        for step in side.steps.all():
+            steps[side.side.key][step.load] = step
+    rows = []
+    for load in sorted(set(steps["a"]) | set(steps["b"])):
+        a, b = steps["a"].get(load), steps["b"].get(load)
+        a_p99 = a.latency_ms.get("p99") if a else None
+        b_p99 = b.latency_ms.get("p99") if b else None
+        rows.append(
+            LadderRow(
+                load=load,
+                a=a,
+                b=b,
+                rps_ratio=a.rps / b.rps if a and b and b.rps else None,
+                rps_mark=mark(
+                    a.rps if a else None,
+                    b.rps if b else None,
+                    higher_is_better=True,
+                    margin=ladder.margin,
+                ),
+                p99_ratio=a_p99 / b_p99 if a_p99 and b_p99 else None,
+                p99_mark=mark(a_p99, b_p99, higher_is_better=False, margin=ladder.margin),
+                skew_ms=_skew_ms(a, b),
+            )
+        )
+    return rows

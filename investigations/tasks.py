@@ -109,3 +109,30 @@ def collect_target(self, target_id: int) -> None:
         # A bug, not the host: fail the target visibly rather than leave it running.
         target_fail(target_id=target_id, error=f"Internal error: {type(error).__name__}: {error}")
         raise
+
+
+# Defaults only: ladder_request sets each run's limits from the ladder's length.
+LADDER_LIMITS = {"soft_time_limit": 600, "time_limit": 660}
+
+
+@shared_task(
+    name="perfcase.ladder_run",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=0,
+    **LADDER_LIMITS,
+)
+def ladder_run(self, ladder_id: int) -> None:
+    """A whole ladder, both sides together: every step on the schedule, until done, broken
+    or cancelled. Run twice, the second run finds nothing left to claim."""
+    from investigations.services.ladders import ladder_claim, ladders_expire_overdue
+
+    limit = self.request.timelimit[0] if self.request.timelimit else None
+    sides = ladder_claim(ladder_id=ladder_id, seconds=int(limit or LADDER_LIMITS["time_limit"]))
+    if not sides:
+        ladders_expire_overdue()
+        return
+    from investigations.ladder_run import run_ladder
+
+    run_ladder(sides)

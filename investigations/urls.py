@@ -7,6 +7,7 @@ from investigations.views import (
     health,
     inventory,
     investigations,
+    ladders,
     teams,
     timeline,
 )
@@ -76,6 +77,10 @@ urlpatterns = [
     path("investigations/<int:pk>/checklist/", checklist.checklist, name="checklist"),
     path("checklist/<int:pk>/", checklist.checklist_item, name="checklist_item"),
     path("checklist/mine/", checklist.my_items, name="my_items"),
+    path("investigations/<int:pk>/ladders/", ladders.ladder_new, name="ladder_new"),
+    path("investigations/<int:pk>/imports/", ladders.ladder_import_view, name="ladder_import"),
+    path("ladders/<int:pk>/", ladders.ladder_detail, name="ladder_detail"),
+    path("ladders/<int:pk>/cancel/", ladders.ladder_cancel_view, name="ladder_cancel"),
     path("teams/", teams.team_list, name="team_list"),
     path("teams/<int:pk>/", teams.team_detail, name="team_detail"),
     path("teams/<int:pk>/webhook/", teams.team_webhook, name="team_webhook"),

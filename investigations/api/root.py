@@ -123,6 +123,7 @@ from investigations.api import (  # noqa: E402
     evidence,
     inventory,
     investigations,
+    ladders,
     method,
 )
 
@@ -131,3 +132,4 @@ api.add_router("", investigations.router)
 api.add_router("", inventory.router)
 api.add_router("", evidence.router)
 api.add_router("", method.router)
+api.add_router("", ladders.router)

@@ -3,6 +3,7 @@ from investigations.models.collections import Artifact, Collection, CollectionTa
 from investigations.models.evidence import FactSnapshot, Finding
 from investigations.models.inventory import Credential, EnvironmentMember, Host
 from investigations.models.investigations import Investigation, Side, Tag
+from investigations.models.ladders import Ladder, LadderSample, LadderSide, LadderStep
 from investigations.models.path import PathEdge, PathNode
 from investigations.models.teams import ApiToken, Membership, Team
 from investigations.models.timeline import TimelineEvent
@@ -20,6 +21,10 @@ __all__ = [
     "EnvironmentMember",
     "Host",
     "Investigation",
+    "Ladder",
+    "LadderSample",
+    "LadderSide",
+    "LadderStep",
     "Membership",
     "PathEdge",
     "PathNode",

@@ -68,6 +68,7 @@ METHOD = [
         "Ladder load test to the knee",
         "Step the load up on both sides together and find the step where they begin to "
         "differ: the knee. Evidence is clearest there.",
+        automatic=True,
     ),
     Step(
         "host_at_knee",
@@ -159,12 +160,28 @@ def _rule_out_path(investigation: Investigation) -> str | None:
     return f"{len(states) - suspects} ruled out, {suspects} suspect"
 
 
+def _ladder(investigation: Investigation) -> str | None:
+    """A ladder with results on both sides (run here, or imported)."""
+    for ladder in investigation.ladders.filter(status__in=["completed", "imported"]):
+        if ladder.sides.filter(steps__isnull=False).values("side").distinct().count() == 2:
+            knees = ladder.analysis.get("knees", {})
+            said = ", ".join(
+                f"{side.upper()} at {knee['load']:g}"
+                if knee.get("load") is not None
+                else f"{side.upper()} not reached"
+                for side, knee in sorted(knees.items())
+            )
+            return f"ladder #{ladder.pk}" + (f"; knee {said}" if said else "")
+    return None
+
+
 EVIDENCE = {
     "symptom": _symptom,
     "path": _path,
     "pairs": _pairs,
     "sides_match": _sides_match,
     "rule_out_path": _rule_out_path,
+    "ladder": _ladder,
 }
 
 

@@ -7,6 +7,7 @@ from investigations.choices import (
     FindingSeverity,
     FindingStatus,
     ItemStatus,
+    LadderStatus,
     NodeState,
     Role,
     Severity,
@@ -27,6 +28,7 @@ BADGE_CHOICES = {
     "severity_finding": FindingSeverity,
     "node": NodeState,
     "item": ItemStatus,
+    "ladder": LadderStatus,
 }
 
 

@@ -43,6 +43,7 @@ from investigations.services.investigations import (
     side_update,
 )
 from investigations.views.checklist import checklist_context
+from investigations.views.ladders import ladders_context
 from investigations.views.pages import paginate, query_id
 from investigations.views.path import path_context
 from investigations.views.timeline import timeline_context
@@ -134,6 +135,7 @@ def investigation_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "status_moves": [Status(s) for s in allowed_status_moves(investigation.status)],
         **evidence_context(investigation),
         **checklist_context(investigation),
+        **ladders_context(investigation),
         **path_context(investigation, request.user, node=_node(request, investigation)),
         **timeline_context(request, investigation),
     }

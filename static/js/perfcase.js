@@ -44,3 +44,23 @@ function perfcaseDrawPath(root) {
 }
 
 htmx.onLoad(perfcaseDrawPath);
+
+// Charts: each [data-chart] element draws the figure in the json_script named after it.
+function perfcaseDrawCharts(root) {
+  if (typeof Plotly === "undefined" || !root.querySelectorAll) return;
+  root.querySelectorAll("[data-chart]").forEach(function (target) {
+    var data = document.getElementById(target.dataset.chart.replace(/^chart-/, ""));
+    if (!data) return;
+    var figure = JSON.parse(data.textContent);
+    Plotly.newPlot(target, figure.data, figure.layout, {displayModeBar: false, responsive: true});
+  });
+}
+
+htmx.onLoad(perfcaseDrawCharts);
+
+// A ladder that just ended: reload once so that its charts and verdicts show.
+htmx.onLoad(function (root) {
+  if (root.id === "ladder-progress" && root.hasAttribute("data-reload-charts")) {
+    window.location.reload();
+  }
+});

@@ -1,0 +1,212 @@
+"""Ladder load tests and result imports."""
+
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
+from ninja import Field, File, Form, Router, Schema, Status
+from ninja.files import UploadedFile
+
+from investigations.access import investigation_for_user
+from investigations.api.schemas import ErrorOut, Id, Text
+from investigations.choices import LoadTool, Role
+from investigations.models import Ladder
+from investigations.services.ladders import (
+    ladder_analysis,
+    ladder_cancel,
+    ladder_import,
+    ladder_request,
+    ladders_expire_overdue,
+)
+
+router = Router(tags=["ladders"])
+ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+
+
+class LadderIn(Schema):
+    side_a_url: Text
+    side_b_url: Text
+    steps: list[int] = Field(description="loads in order, e.g. [10, 20, 50, 100]")
+    step_seconds: int = 30
+    warmup_seconds: int = 5
+    tool: LoadTool = LoadTool.WRK
+    stop_error_rate: float = Field(
+        0.05, description="a step above this share of errors ends its side"
+    )
+    stop_p99_ms: float | None = None
+    margin: float = Field(0.2, description="the sides differ beyond this share")
+
+
+class StepOut(Schema):
+    side: str
+    step: int
+    load: float
+    load_kind: str
+    started_at: datetime | None
+    planned_at: datetime | None
+    duration_s: float | None
+    requests: int
+    rps: float
+    transfer_bytes_per_s: float | None
+    latency_avg_ms: float | None
+    latency_p50_ms: float | None
+    latency_p75_ms: float | None
+    latency_p90_ms: float | None
+    latency_p99_ms: float | None
+    latency_max_ms: float | None
+    errors: int
+    errors_by_kind: dict
+    cpu_user: float | None
+    cpu_system: float | None
+    cpu_steal: float | None
+    busiest_cpu: dict | None = Field(
+        description="the busiest single CPU of the service hosts (mpstat): host, cpu, busy %"
+    )
+
+
+class LadderSideOut(Schema):
+    side: str
+    status: str
+    load_generator: str | None
+    url: str
+    current_step: int
+    breaking_step: int | None
+    breaking_reason: str
+    error: str
+
+
+class LadderOut(Schema):
+    id: int
+    investigation: int
+    status: str
+    tool: str
+    steps: list[float]
+    step_seconds: int
+    knees: dict
+    divergence_step: int | None
+    divergence: str
+    sides: list[LadderSideOut]
+    results: list[StepOut]
+    created_at: datetime
+    finished_at: datetime | None
+
+
+def ladder_out(ladder: Ladder) -> dict:
+    analysis = ladder.analysis or ladder_analysis(ladder)
+    sides = list(ladder.sides.select_related("side", "load_generator").prefetch_related("steps"))
+    results = []
+    for side in sides:
+        for step in side.steps.all():
+            latency = step.latency_ms
+            results.append(
+                {
+                    "side": side.side.key,
+                    "step": step.index,
+                    "load": step.load,
+                    "load_kind": step.load_kind,
+                    "started_at": step.started_at,
+                    "planned_at": step.planned_at,
+                    "duration_s": step.duration_s,
+                    "requests": step.requests,
+                    "rps": step.rps,
+                    "transfer_bytes_per_s": step.transfer_bytes_per_s,
+                    **{
+                        f"latency_{k}_ms": latency.get(k)
+                        for k in ("avg", "p50", "p75", "p90", "p99", "max")
+                    },
+                    "errors": step.error_count,
+                    "errors_by_kind": step.errors,
+                    "cpu_user": step.cpu.get("us"),
+                    "cpu_system": step.cpu.get("sy"),
+                    "cpu_steal": step.cpu.get("st"),
+                    "busiest_cpu": step.cpu.get("busiest_cpu"),
+                }
+            )
+    return {
+        "id": ladder.pk,
+        "investigation": ladder.investigation_id,
+        "status": ladder.status,
+        "tool": ladder.tool,
+        "steps": ladder.steps,
+        "step_seconds": ladder.step_seconds,
+        "knees": analysis.get("knees", {}),
+        "divergence_step": analysis.get("divergence", {}).get("index"),
+        "divergence": analysis.get("divergence", {}).get("reason", ""),
+        "sides": [
+            {
+                "side": side.side.key,
+                "status": side.status,
+                "load_generator": side.load_generator.name if side.load_generator else None,
+                "url": side.url,
+                "current_step": side.current_step,
+                "breaking_step": side.breaking_step,
+                "breaking_reason": side.breaking_reason,
+                "error": side.error,
+            }
+            for side in sides
+        ],
+        "results": results,
+        "created_at": ladder.created_at,
+        "finished_at": ladder.finished_at,
+    }
+
+
+def _ladder(request, ladder_id: int, role=Role.VIEWER) -> Ladder:
+    ladder = get_object_or_404(Ladder, pk=ladder_id)
+    investigation_for_user(request.user, ladder.investigation_id, role)
+    return ladder
+
+
+@router.post("/investigations/{investigation_id}/ladders", response={201: LadderOut, **ERRORS})
+def ladders_create(request, investigation_id: Id, payload: LadderIn):
+    """Start a ladder on both sides' load generators (role load_generator)."""
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    ladder = ladder_request(investigation=investigation, user=request.user, **payload.dict())
+    return Status(201, ladder_out(ladder))
+
+
+@router.get("/ladders/{ladder_id}", response={200: LadderOut, **ERRORS})
+def ladders_get(request, ladder_id: Id):
+    """Status, each side's knee, the divergence step and every step's results."""
+    ladders_expire_overdue()
+    return ladder_out(_ladder(request, ladder_id))
+
+
+@router.post("/ladders/{ladder_id}/cancel", response={200: LadderOut, **ERRORS})
+def ladders_cancel(request, ladder_id: Id):
+    """Stop both sides: their load tools and samplers are killed."""
+    ladder = ladder_cancel(ladder=_ladder(request, ladder_id, Role.RESPONDER), user=request.user)
+    return ladder_out(ladder)
+
+
+@router.post("/investigations/{investigation_id}/imports", response={201: LadderOut, **ERRORS})
+def imports_create(
+    request,
+    investigation_id: Id,
+    side: Form[Text],
+    format: Form[Text],
+    file: File[list[UploadedFile]],
+    ladder: Form[Id | None] = None,
+    load: Form[float | None] = None,
+):
+    """Results made elsewhere. Multipart: side (a or b), format, file (repeat it for several
+    runs); optional: ladder, to add a side or more steps to; load, for hey (-c) and wrk2 (-R)
+    output without its command line.
+
+    Formats: wrk, wrk2, hey, ab, k6-json, k6-text, jmeter-csv, locust-csv."""
+    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    onto = None
+    if ladder is not None:
+        onto = investigation.ladders.filter(pk=ladder).first()
+        if onto is None:
+            raise ValidationError({"ladder": "No such ladder in this investigation."})
+    created = ladder_import(
+        investigation=investigation,
+        user=request.user,
+        side_key=side,
+        format=format,
+        files=[(upload.name, upload.read()) for upload in file],
+        ladder=onto,
+        load=load,
+    )
+    return Status(201, ladder_out(created))

@@ -1,0 +1,532 @@
+"""Ladder load tests: request, per-side progress and results, cancel, import, analysis.
+
+A ladder runs as one task per side (investigations/tasks.py). Both follow one schedule:
+step i starts at start_at + i * slot_seconds on both sides, so the two sides measure the
+same moment; each step records when it really started.
+"""
+
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from collectors.loadresults import LoadResultError, StepResult
+from collectors.loadresults import parse as parse_results
+from collectors.loadrun import validate_url
+from collectors.parsers.sampling import average, average_per_cpu, busiest_cpu
+from investigations.analysis.ladder import Point, find_divergence, find_knee
+from investigations.choices import (
+    ENDED_LADDER_STATUSES,
+    EventKind,
+    HostRole,
+    ImportFormat,
+    LadderStatus,
+    LoadTool,
+)
+from investigations.models import EnvironmentMember, Investigation, Ladder, LadderSide, LadderStep
+from investigations.services.checklist import checklist_refresh
+from investigations.services.timeline import timeline_event_log
+
+MAX_STEPS = 20
+MAX_LOAD = 10_000
+MAX_TOTAL_SECONDS = 90 * 60
+# Per step, beyond warm-up and measurement: starting the samplers, storing the results.
+SLOT_MARGIN_SECONDS = 4
+START_DELAY_SECONDS = 3
+MAX_IMPORT_BYTES = 20 * 1024 * 1024  # a file
+MAX_IMPORT_FILES = 50
+
+
+def _log(ladder: Ladder, summary: str, user=None, **details) -> None:
+    timeline_event_log(
+        investigation=ladder.investigation,
+        kind=EventKind.LADDER,
+        summary=summary,
+        author=user,
+        details={"ladder": ladder.pk, **details},
+    )
+
+
+def _check_numbers(steps, step_seconds, warmup_seconds, stop_error_rate, stop_p99_ms, margin):
+    errors = {}
+    if not isinstance(steps, list) or not steps:
+        errors["steps"] = "Give the loads of the steps, e.g. 10, 20, 50, 100."
+    elif len(steps) > MAX_STEPS:
+        errors["steps"] = f"At most {MAX_STEPS} steps."
+    elif not all(
+        isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= MAX_LOAD for s in steps
+    ):
+        errors["steps"] = f"Each step is a whole number from 1 to {MAX_LOAD:,}."
+    if not 1 <= step_seconds <= 600:
+        errors["step_seconds"] = "A step lasts 1 to 600 seconds."
+    if not 0 <= warmup_seconds <= 300:
+        errors["warmup_seconds"] = "The warm-up lasts 0 to 300 seconds."
+    if not 0 < stop_error_rate <= 1:
+        errors["stop_error_rate"] = "The error limit is a share above 0 and at most 1 (0.05 = 5 %)."
+    if stop_p99_ms is not None and not stop_p99_ms > 0:
+        errors["stop_p99_ms"] = "The p99 limit is a positive number of milliseconds."
+    if not 0 < margin < 1:
+        errors["margin"] = "The margin is a share between 0 and 1 (0.2 = 20 %)."
+    return errors
+
+
+def _load_generator(investigation: Investigation, side_key: str):
+    member = (
+        EnvironmentMember.objects.filter(
+            investigation=investigation, side__key=side_key, role=HostRole.LOAD_GENERATOR
+        )
+        .select_related("host", "side")
+        .order_by("host__name")
+        .first()
+    )
+    return member
+
+
+@transaction.atomic
+def ladder_request(
+    *,
+    investigation: Investigation,
+    user,
+    side_a_url: str,
+    side_b_url: str,
+    steps: list[int],
+    step_seconds: int = 30,
+    warmup_seconds: int = 5,
+    tool: str = LoadTool.WRK,
+    stop_error_rate: float = 0.05,
+    stop_p99_ms: float | None = None,
+    margin: float = 0.2,
+) -> Ladder:
+    """Create the ladder and one run per side, log it, and enqueue the two runs."""
+    errors = _check_numbers(
+        steps, step_seconds, warmup_seconds, stop_error_rate, stop_p99_ms, margin
+    )
+    urls = {}
+    for side, url in (("a", side_a_url), ("b", side_b_url)):
+        try:
+            urls[side] = validate_url(url)
+        except ValueError as error:
+            errors[f"side_{side}_url"] = str(error)
+    if tool not in LoadTool.values:
+        errors["tool"] = f"Choose one of: {', '.join(LoadTool.values)}."
+    generators = {side: _load_generator(investigation, side) for side in ("a", "b")}
+    missing = [side.upper() for side, member in generators.items() if member is None]
+    if missing:
+        errors["load_generator"] = (
+            f"Place a host with the role 'load generator' on side {' and '.join(missing)} first."
+        )
+    slot = warmup_seconds + step_seconds + SLOT_MARGIN_SECONDS
+    if not errors and len(steps) * slot > MAX_TOTAL_SECONDS:
+        errors["steps"] = f"The ladder would run longer than {MAX_TOTAL_SECONDS // 60} minutes."
+    if errors:
+        raise ValidationError(errors)
+    ladder = Ladder.objects.create(
+        investigation=investigation,
+        tool=tool,
+        steps=steps,
+        step_seconds=step_seconds,
+        warmup_seconds=warmup_seconds,
+        stop_error_rate=stop_error_rate,
+        stop_p99_ms=stop_p99_ms,
+        margin=margin,
+        start_at=timezone.now() + timedelta(seconds=START_DELAY_SECONDS),
+        slot_seconds=slot,
+        requested_by=user,
+    )
+    for key in ("a", "b"):
+        LadderSide.objects.create(
+            ladder=ladder,
+            side=generators[key].side,
+            load_generator=generators[key].host,
+            url=urls[key],
+        )
+    _log(
+        ladder,
+        f"Ladder started: {', '.join(map(str, steps))} connections, {step_seconds} s a step "
+        f"with {tool}; A: {urls['a']} from {generators['a'].host.name}, "
+        f"B: {urls['b']} from {generators['b'].host.name}",
+        user,
+    )
+    from investigations.tasks import ladder_run
+
+    limit = int(START_DELAY_SECONDS + len(steps) * slot + 120)
+    transaction.on_commit(
+        lambda: ladder_run.apply_async(
+            args=[ladder.pk], soft_time_limit=limit, time_limit=limit + 60
+        )
+    )
+    return ladder
+
+
+def ladder_claim(*, ladder_id: int, seconds: int) -> list[LadderSide]:
+    """The ladder's queued sides -> running, once: a redelivered task finds nothing to claim."""
+    now = timezone.now()
+    with transaction.atomic():
+        ids = list(
+            LadderSide.objects.select_for_update()
+            .filter(ladder_id=ladder_id, status=LadderStatus.QUEUED)
+            .values_list("pk", flat=True)
+        )
+        LadderSide.objects.filter(pk__in=ids).update(
+            status=LadderStatus.RUNNING,
+            started_at=now,
+            deadline_at=now + timedelta(seconds=seconds),
+        )
+        if ids:
+            Ladder.objects.filter(pk=ladder_id, status=LadderStatus.QUEUED).update(
+                status=LadderStatus.RUNNING
+            )
+    return list(
+        LadderSide.objects.filter(pk__in=ids).select_related(
+            "ladder__investigation", "side", "load_generator__credential"
+        )
+    )
+
+
+def ladder_side_progress(*, side_id: int, step: int) -> None:
+    LadderSide.objects.filter(pk=side_id, status=LadderStatus.RUNNING).update(current_step=step)
+
+
+def cancel_requested(ladder_id: int) -> bool:
+    return Ladder.objects.filter(pk=ladder_id, cancel_requested_at__isnull=False).exists()
+
+
+def _cpu_average(samples) -> dict:
+    """The mean over the service hosts of each host's vmstat means, and the busiest single
+    CPU of any of them (mpstat)."""
+    per_host = [average(series) for _, tool, series in samples if tool == "vmstat" and series]
+    cpu = {}
+    if per_host:
+        keys = per_host[0].keys()
+        cpu = {key: round(sum(h.get(key, 0) for h in per_host) / len(per_host), 2) for key in keys}
+    busiest = [
+        (found[1], found[0], host.name)
+        for host, tool, series in samples
+        if tool == "mpstat" and (found := busiest_cpu(average_per_cpu(series)))
+    ]
+    if busiest:
+        busy, name, host = max(busiest)
+        cpu["busiest_cpu"] = {"host": host, "cpu": name, "busy": busy}
+    return cpu
+
+
+@transaction.atomic
+def ladder_step_store(
+    *,
+    ladder_side: LadderSide,
+    index: int,
+    result: StepResult,
+    planned_at=None,
+    started_at=None,
+    raw_output: str = "",
+    samples=(),
+) -> LadderStep:
+    """One step's results; samples are (host, tool, series) of the side's service hosts."""
+    step = LadderStep.objects.create(
+        ladder_side=ladder_side,
+        index=index,
+        load=result.load,
+        load_kind=result.load_kind,
+        planned_at=planned_at,
+        started_at=started_at,
+        duration_s=result.duration_s,
+        requests=result.requests,
+        rps=result.rps,
+        transfer_bytes_per_s=result.transfer_bytes_per_s,
+        latency_ms=dict(result.latency_ms),
+        errors=dict(result.errors),
+        cpu=_cpu_average(samples),
+        raw_output=raw_output[:65536],
+    )
+    for host, tool, series in samples:
+        step.samples.create(host=host, tool=tool, series=series)
+    return step
+
+
+def breaking_reason(ladder: Ladder, step: LadderStep) -> str | None:
+    """Why a step passes the ladder's stop rule, or None."""
+    if step.error_rate > ladder.stop_error_rate:
+        return f"{step.error_rate:.1%} of requests failed (limit {ladder.stop_error_rate:.1%})"
+    p99 = step.latency_ms.get("p99")
+    if ladder.stop_p99_ms is not None and p99 is not None and p99 > ladder.stop_p99_ms:
+        return f"p99 {p99:,.1f} ms (limit {ladder.stop_p99_ms:,.0f} ms)"
+    return None
+
+
+@transaction.atomic
+def ladder_side_finish(
+    *,
+    side_id: int,
+    status: str,
+    error: str = "",
+    breaking_step: int | None = None,
+    breaking: str = "",
+) -> None:
+    updated = LadderSide.objects.filter(
+        pk=side_id, status__in=[LadderStatus.QUEUED, LadderStatus.RUNNING]
+    ).update(
+        status=status,
+        error=error[:4000],
+        breaking_step=breaking_step,
+        breaking_reason=breaking,
+        finished_at=timezone.now(),
+    )
+    if updated:
+        side = LadderSide.objects.select_related("ladder__investigation", "side").get(pk=side_id)
+        if breaking_step is not None:
+            load = (
+                side.ladder.steps[breaking_step] if breaking_step < len(side.ladder.steps) else ""
+            )
+            _log(
+                side.ladder,
+                f"Ladder: side {side.side.key.upper()} breaks at {load}: {breaking}",
+                step=breaking_step,
+                side=side.side.key,
+            )
+        transaction.on_commit(lambda: ladder_finish_if_done(ladder_id=side.ladder_id))
+
+
+def ladders_expire_overdue() -> None:
+    """Fail running sides past their deadline (their worker died or hung)."""
+    for side in LadderSide.objects.filter(
+        status=LadderStatus.RUNNING, deadline_at__lt=timezone.now()
+    ).only("pk"):
+        ladder_side_finish(
+            side_id=side.pk,
+            status=LadderStatus.FAILED,
+            error="Gave up: no result within the time limit.",
+        )
+
+
+def ladder_points(ladder: Ladder) -> dict[str, list[Point]]:
+    points: dict[str, list[Point]] = {"a": [], "b": []}
+    sides = ladder.sides.select_related("side").prefetch_related("steps")
+    for side in sides:
+        points[side.side.key] = [
+            Point(
+                index=step.index,
+                load=step.load,
+                rps=step.rps,
+                p50=step.latency_ms.get("p50"),
+                p99=step.latency_ms.get("p99"),
+                error_rate=step.error_rate,
+            )
+            for step in side.steps.all()
+        ]
+    return points
+
+
+def ladder_analysis(ladder: Ladder) -> dict:
+    points = ladder_points(ladder)
+    knees = {side: find_knee(side_points) for side, side_points in points.items()}
+    divergence, divergence_reason = find_divergence(points["a"], points["b"], ladder.margin)
+    return {
+        "knees": {
+            side: {"index": knee.index, "load": knee.load, "reason": knee.reason}
+            for side, knee in knees.items()
+        },
+        "divergence": {"index": divergence, "reason": divergence_reason},
+    }
+
+
+@transaction.atomic
+def ladder_finish_if_done(*, ladder_id: int) -> None:
+    """Once both sides ended: the ladder's status, its analysis, and the timeline."""
+    ladder = Ladder.objects.select_for_update().select_related("investigation").get(pk=ladder_id)
+    if ladder.status in ENDED_LADDER_STATUSES:
+        return
+    sides = list(ladder.sides.select_related("side"))
+    if any(side.status not in ENDED_LADDER_STATUSES for side in sides):
+        return
+    if ladder.cancel_requested_at:
+        ladder.status = LadderStatus.CANCELLED
+    elif all(side.status == LadderStatus.FAILED for side in sides):
+        ladder.status = LadderStatus.FAILED
+    else:
+        ladder.status = LadderStatus.COMPLETED
+    ladder.analysis = ladder_analysis(ladder)
+    ladder.finished_at = timezone.now()
+    ladder.save(update_fields=["status", "analysis", "finished_at"])
+    for side, knee in ladder.analysis["knees"].items():
+        if knee["index"] is not None:
+            _log(ladder, f"Ladder: knee of side {side.upper()}: {knee['reason']}", side=side)
+    failures = "; ".join(
+        f"side {s.side.key.upper()} failed: {s.error}"
+        for s in sides
+        if s.status == LadderStatus.FAILED
+    )
+    _log(
+        ladder,
+        f"Ladder {ladder.get_status_display().lower()}: {ladder.analysis['divergence']['reason']}"
+        + (f"; {failures}" if failures else ""),
+        status=ladder.status,
+    )
+    checklist_refresh(investigation=ladder.investigation)
+
+
+@transaction.atomic
+def ladder_cancel(*, ladder: Ladder, user) -> Ladder:
+    """Ask the running sides to stop; they kill their load tools and samplers."""
+    ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
+    if ladder.status in ENDED_LADDER_STATUSES:
+        raise ValidationError(f"The ladder has already {ladder.get_status_display().lower()}.")
+    if ladder.cancel_requested_at is None:
+        ladder.cancel_requested_at = timezone.now()
+        ladder.save(update_fields=["cancel_requested_at"])
+        _log(ladder, "Ladder cancelled", user)
+    # Sides not started yet end here; running ones end when their task sees the request.
+    for side in ladder.sides.filter(status=LadderStatus.QUEUED):
+        ladder_side_finish(side_id=side.pk, status=LadderStatus.CANCELLED, error="Cancelled.")
+    return ladder
+
+
+# Formats whose output does not say its load: the option that gives it.
+LOAD_OPTION = {ImportFormat.HEY: "concurrency", ImportFormat.WRK2: "rate"}
+
+
+def _import_results(format: str, files: list[tuple[str, bytes]], load: float | None) -> list:
+    """Every file's steps, or a ValidationError naming the file, the line and what was
+    expected."""
+    if load is not None and format not in LOAD_OPTION:
+        raise ValidationError({"load": f"{ImportFormat(format).label} states its own load."})
+    if load is not None and len(files) > 1:
+        raise ValidationError({"load": "Give the load with one file at a time."})
+    options = {LOAD_OPTION[format]: load} if load is not None else {}
+    results = []
+    for name, content in files:
+        where = f"{name}: " if len(files) > 1 else ""
+        if len(content) > MAX_IMPORT_BYTES:
+            raise ValidationError(
+                {"file": f"{where}larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB."}
+            )
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValidationError(
+                {"file": f"{where}not UTF-8 text (byte {error.start})."}
+            ) from None
+        try:
+            found = parse_results(format, text, **options)
+        except LoadResultError as error:
+            raise ValidationError({"file": f"{where}{error}"}) from None
+        if not found:
+            raise ValidationError({"file": f"{where}no results in the file."})
+        results.extend(found)
+    loads = [result.load for result in results]
+    repeated = sorted({load for load in loads if loads.count(load) > 1})
+    if repeated:
+        raise ValidationError(
+            {"file": f"More than one result at load {', '.join(f'{x:g}' for x in repeated)}."}
+        )
+    return sorted(results, key=lambda result: result.load)
+
+
+def _load_number(load: float) -> int | float:
+    return int(load) if float(load).is_integer() else load
+
+
+@transaction.atomic
+def ladder_import(
+    *,
+    investigation: Investigation,
+    user,
+    side_key: str,
+    format: str,
+    files: list[tuple[str, bytes]],
+    ladder: Ladder | None = None,
+    load: float | None = None,
+) -> Ladder:
+    """Results made elsewhere, onto one side: a new ladder, the other side of a ladder, or
+    more steps (loads it lacks) for a side imported before. Files are (name, content).
+
+    All or nothing: a file that does not parse leaves no trace.
+    """
+    errors = {}
+    if side_key not in ("a", "b"):
+        errors["side"] = "Choose side a or b."
+    if format not in ImportFormat.values:
+        errors["format"] = f"Choose one of: {', '.join(ImportFormat.values)}."
+    if not files:
+        errors["file"] = "Choose a result file."
+    elif len(files) > MAX_IMPORT_FILES:
+        errors["file"] = f"At most {MAX_IMPORT_FILES} files at a time."
+    if load is not None and not (isinstance(load, int | float) and 0 < load <= 10_000_000):
+        errors["load"] = "The load is a positive number."
+    if ladder is not None and ladder.investigation_id != investigation.pk:
+        errors["ladder"] = "Choose a ladder of this investigation."
+    if errors:
+        raise ValidationError(errors)
+    results = _import_results(format, files, load)
+    side = investigation.sides.get(key=side_key)
+    if ladder is None:
+        ladder = Ladder.objects.create(
+            investigation=investigation,
+            tool="",
+            steps=[],
+            step_seconds=int(results[0].duration_s or 0),
+            warmup_seconds=0,
+            status=LadderStatus.IMPORTED,
+            requested_by=user,
+            finished_at=timezone.now(),
+        )
+    ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
+    ladder_side = ladder.sides.filter(side=side).first()
+    if ladder_side is None:
+        ladder_side = LadderSide.objects.create(
+            ladder=ladder,
+            side=side,
+            status=LadderStatus.IMPORTED,
+            source=format,
+            finished_at=timezone.now(),
+        )
+    elif ladder_side.status != LadderStatus.IMPORTED:
+        raise ValidationError(
+            {"side": f"Side {side_key.upper()} of ladder #{ladder.pk} was run here, not imported."}
+        )
+    else:
+        have = set(ladder_side.steps.values_list("load", flat=True))
+        clash = sorted(have & {result.load for result in results})
+        if clash:
+            raise ValidationError(
+                {
+                    "file": f"Side {side_key.upper()} of ladder #{ladder.pk} already has a step "
+                    f"at load {', '.join(f'{x:g}' for x in clash)}."
+                }
+            )
+    _import_steps(ladder_side, results)
+    ladder.steps = sorted(
+        {
+            _load_number(x)
+            for x in LadderStep.objects.filter(ladder_side__ladder=ladder).values_list(
+                "load", flat=True
+            )
+        }
+    )
+    ladder.analysis = ladder_analysis(ladder)
+    ladder.save(update_fields=["steps", "analysis"])
+    _log(
+        ladder,
+        f"Imported {ImportFormat(format).label} onto side {side_key.upper()}: {len(results)} "
+        f"step{'s' if len(results) != 1 else ''} ({', '.join(f'{r.load:g}' for r in results)})",
+        user,
+        side=side_key,
+        format=format,
+    )
+    checklist_refresh(investigation=investigation)
+    return ladder
+
+
+def _import_steps(ladder_side: LadderSide, results: list) -> None:
+    """Store the new steps among the side's old ones, all numbered in order of load."""
+    old = list(ladder_side.steps.all())
+    for step in old:
+        step.index += 1_000_000  # out of the way first: an index is unique per side
+    LadderStep.objects.bulk_update(old, ["index"])
+    merged = sorted([*old, *results], key=lambda item: item.load)
+    for index, item in enumerate(merged):
+        if isinstance(item, LadderStep):
+            item.index = index
+        else:
+            ladder_step_store(ladder_side=ladder_side, index=index, result=item)
+    LadderStep.objects.bulk_update(old, ["index"])

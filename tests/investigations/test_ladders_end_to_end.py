@@ -1,0 +1,184 @@
+"""Ladders end to end: real wrk on sshd test hosts against two real HTTP servers of different
+capacity, through the JSON API and a real Celery worker."""
+
+import glob
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from investigations.models import LadderSample, TimelineEvent
+from investigations.services.inventory import credential_create, host_create, member_add
+from tests.conftest import ApiClient, require_real_tool, wait_for
+from tests.loadservers import http_server
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def wrk():
+    if subprocess.run(["sh", "-c", "command -v wrk"], capture_output=True).returncode:
+        require_real_tool("wrk is not installed")
+
+
+@pytest.fixture
+def placed(personas, test_hosts, start_host):
+    """A load generator and a service host on each side, keys trusted."""
+    credential = credential_create(
+        team=personas.team, user=personas.member, name="probe", private_key=test_hosts.client_key
+    )
+    api = ApiClient(personas.member)
+    hosts = {}
+    for side in ("a", "b"):
+        for role in ("load_generator", "service"):
+            test_host = start_host(f"{role[:4]}-{side}", dump=None)
+            host = host_create(
+                team=personas.team,
+                name=test_host.name,
+                address=test_host.address,
+                port=test_host.port,
+                username=test_host.username,
+                credential=credential,
+            )
+            member_add(
+                investigation=personas.investigation,
+                user=personas.member,
+                host=host,
+                side_key=side,
+                role=role,
+            )
+            scanned = api.post(f"/api/hosts/{host.pk}/host-key/scan").body
+            api.post(
+                f"/api/hosts/{host.pk}/host-key/trust", {"fingerprint": scanned["fingerprint"]}
+            )
+            hosts[(side, role)] = host
+    return hosts
+
+
+def _no_wrk_left() -> bool:
+    return subprocess.run(["pgrep", "-x", "wrk"], capture_output=True).returncode == 1
+
+
+def test_the_weaker_side_reaches_its_knee_first_and_the_sides_diverge(
+    personas, celery_worker, wrk, placed
+):
+    api = ApiClient(personas.member)
+    # A waits 10 ms and then spends 5 ms of one core a request: it stops near 200 req/s.
+    # B only waits: it keeps scaling with the connections.
+    with http_server(wait_ms=10, cpu_ms=5) as weak, http_server(wait_ms=10) as strong:
+        created = api.post(
+            f"/api/investigations/{personas.investigation.pk}/ladders",
+            {
+                "side_a_url": weak,
+                "side_b_url": strong,
+                "steps": [1, 4, 16],
+                "step_seconds": 2,
+                "warmup_seconds": 0,
+                "tool": "wrk",
+            },
+        )
+        assert created.status_code == 201, created.body
+        ladder = wait_for(
+            lambda: (
+                (body := api.get(f"/api/ladders/{created.body['id']}").body)["status"]
+                in ("completed", "failed", "cancelled")
+                and body
+            ),
+            timeout=120,
+        )
+
+    assert ladder["status"] == "completed", ladder
+    results = {(r["side"], r["load"]): r for r in ladder["results"]}
+    assert len(results) == 6
+    for side in ("a", "b"):
+        assert results[(side, 1)]["rps"] > 0 and results[(side, 1)]["latency_p99_ms"] >= 10
+    # The weak side saturates: 16 connections add little over 4; the strong side scales on.
+    assert results[("a", 16)]["rps"] < 1.5 * results[("a", 4)]["rps"]
+    assert results[("b", 16)]["rps"] > 2.5 * results[("b", 4)]["rps"]
+    knee_a, knee_b = ladder["knees"]["a"], ladder["knees"]["b"]
+    assert knee_a["load"] is not None
+    assert knee_b["load"] is None or knee_b["load"] > knee_a["load"]
+    assert ladder["divergence_step"] is not None
+    assert ladder["steps"][ladder["divergence_step"]] <= knee_a["load"]
+    assert "differs by more than 20%" in ladder["divergence"]
+    # Both sides ran each step together: the start skew is small.
+    by_step = {}
+    for result in ladder["results"]:
+        by_step.setdefault(result["step"], []).append(result)
+    for pair in by_step.values():
+        a, b = sorted(pair, key=lambda r: r["side"])
+        skew = abs(_seconds(a["started_at"]) - _seconds(b["started_at"]))
+        assert skew < 0.5, (a["started_at"], b["started_at"])
+    # The service hosts were sampled every second during each step.
+    assert results[("a", 4)]["cpu_user"] is not None
+    assert LadderSample.objects.filter(tool="vmstat").count() == 6
+    vmstat = LadderSample.objects.filter(tool="vmstat").first().series
+    assert len(vmstat) >= 2 and {"r", "cs", "in", "us", "sy", "st"} <= set(vmstat[0])
+    if shutil.which("mpstat"):  # sysstat: per-CPU series, and the busiest CPU of each step
+        mpstat = LadderSample.objects.filter(tool="mpstat").first().series
+        assert {"all", "0"} <= set(mpstat[0]) and "soft" in mpstat[0]["0"]
+        assert results[("a", 16)]["busiest_cpu"]["busy"] > 0
+    summaries = list(TimelineEvent.objects.filter(kind="ladder").values_list("summary", flat=True))
+    assert summaries[0].startswith("Ladder started: 1, 4, 16 connections")
+    assert any(s.startswith("Ladder: knee of side A:") for s in summaries)
+    assert summaries[-1].startswith("Ladder completed:")
+    assert _no_wrk_left()
+
+
+def test_cancel_stops_both_sides_and_leaves_no_wrk_running(personas, celery_worker, wrk, placed):
+    api = ApiClient(personas.member)
+    with http_server(wait_ms=5) as server:
+        created = api.post(
+            f"/api/investigations/{personas.investigation.pk}/ladders",
+            {
+                "side_a_url": server,
+                "side_b_url": server,
+                "steps": [2, 4, 8],
+                "step_seconds": 60,
+                "warmup_seconds": 0,
+            },
+        )
+        assert created.status_code == 201, created.body
+        ladder_id = created.body["id"]
+        wait_for(lambda: not _no_wrk_left(), timeout=30)
+
+        cancelled = api.post(f"/api/ladders/{ladder_id}/cancel")
+        assert cancelled.status_code == 200
+
+        started = time.monotonic()
+        ladder = wait_for(
+            lambda: (
+                (body := api.get(f"/api/ladders/{ladder_id}").body)["status"] == "cancelled"
+                and body
+            ),
+            timeout=30,
+        )
+        wait_for(_no_wrk_left, timeout=10)
+        assert time.monotonic() - started < 15
+    assert {side["status"] for side in ladder["sides"]} == {"cancelled"}
+    assert ladder["results"] == []  # the first 60 s step never finished
+    assert TimelineEvent.objects.filter(kind="ladder", summary="Ladder cancelled").exists()
+    # No PID file left: every wrapped tool (load and samplers) has ended.
+    assert not glob.glob(f"/tmp/perfcase-{ladder_id}-*.pid")
+
+
+def test_a_side_without_a_load_generator_is_refused_by_name(personas, placed):
+    from investigations.models import EnvironmentMember
+
+    EnvironmentMember.objects.filter(side__key="b", role="load_generator").delete()
+
+    response = ApiClient(personas.member).post(
+        f"/api/investigations/{personas.investigation.pk}/ladders",
+        {"side_a_url": "http://127.0.0.1:9/", "side_b_url": "http://127.0.0.1:9/", "steps": [1]},
+    )
+
+    assert response.status_code == 400
+    assert response.body["errors"][0]["field"] == "load_generator"
+    assert "side B" in response.body["errors"][0]["message"]
+
+
+def _seconds(stamp: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(stamp).timestamp()

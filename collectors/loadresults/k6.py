@@ -1,0 +1,219 @@
+"""k6's JSON summary (--summary-export, handleSummary) and its text summary."""
+
+import json
+import math
+import re
+from decimal import Decimal
+
+from collectors.loadresults.base import (
+    NUM,
+    LoadResultError,
+    StepResult,
+    dec,
+    make_step,
+    read_lines,
+    read_text,
+    shown,
+)
+
+
+def _k6_number(metric: dict, name: str, stat: str, required: bool = True):
+    value = metric.get(stat)
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        found = "no such key" if value is None else repr(value)
+        raise LoadResultError(None, f"metrics.{name}.{stat}: expected a number, found {found}")
+    return value
+
+
+def parse_k6_json(text: str) -> list[StepResult]:
+    """k6's JSON summary: `k6 run --summary-export=FILE` or handleSummary's
+    `JSON.stringify(data)`. p50 is k6's med; p75 and p99 only when the run asked for them
+    (--summary-trend-stats). Failed requests (http_req_failed) are errors of kind "other":
+    k6 does not say why they failed."""
+    source = read_text(text, "k6 JSON summary")
+    try:
+        data = json.loads(source)
+    except json.JSONDecodeError as exc:
+        raise LoadResultError(
+            exc.lineno,
+            f"expected a k6 JSON summary, found invalid JSON at column {exc.colno}: {exc.msg}",
+        ) from None
+    except RecursionError:
+        raise LoadResultError(
+            1, "expected a k6 JSON summary, found JSON nested too deep to read"
+        ) from None
+    if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
+        found = "no 'metrics' object" if isinstance(data, dict) else f"a JSON {type(data).__name__}"
+        raise LoadResultError(
+            None, f"metrics: expected a k6 summary with a 'metrics' object, found {found}"
+        )
+
+    def metric(name: str, required: bool = True) -> dict | None:
+        value = data["metrics"].get(name)
+        if value is None and not required:
+            return None
+        if not isinstance(value, dict):
+            raise LoadResultError(
+                None,
+                f"metrics.{name}: expected the k6 metric {name}, "
+                f"found {'no such key' if value is None else repr(value)}",
+            )
+        # handleSummary nests the statistics under "values"; --summary-export does not.
+        if "values" in value:
+            if not isinstance(value["values"], dict):
+                raise LoadResultError(
+                    None, f"metrics.{name}.values: expected an object, found {value['values']!r}"
+                )
+            return value["values"]
+        return value
+
+    reqs, duration = metric("http_reqs"), metric("http_req_duration")
+    count, rate = _k6_number(reqs, "http_reqs", "count"), _k6_number(reqs, "http_reqs", "rate")
+    latency = {
+        "avg": _k6_number(duration, "http_req_duration", "avg"),
+        "p50": _k6_number(duration, "http_req_duration", "med"),
+        "max": _k6_number(duration, "http_req_duration", "max"),
+    }
+    for key, stat in (("p75", "p(75)"), ("p90", "p(90)"), ("p99", "p(99)")):
+        latency[key] = _k6_number(duration, "http_req_duration", stat, required=False)
+    failed = metric("http_req_failed", required=False)
+    errors = {"other": _k6_number(failed, "http_req_failed", "passes")} if failed else {}
+    received = metric("data_received", required=False)
+    load = None
+    for name in ("vus", "vus_max"):
+        values = metric(name, required=False)
+        if values is not None:
+            load = _k6_number(values, name, "max", required=False) or _k6_number(
+                values, name, "value"
+            )
+            break
+    if load is None:
+        raise LoadResultError(
+            None, "metrics.vus: expected the k6 metric vus or vus_max, found neither"
+        )
+    state = data.get("state")
+    seconds = None
+    if isinstance(state, dict) and "testRunDurationMs" in state:
+        seconds = _k6_number(state, "state", "testRunDurationMs") / 1000
+    elif rate:
+        # --summary-export has no state: k6's rate is count / test duration.
+        seconds = count / rate
+    return [
+        make_step(
+            load=load,
+            kind="concurrency",
+            duration=seconds,
+            requests=count,
+            rps=rate,
+            transfer=_k6_number(received, "data_received", "rate") if received else None,
+            latency=latency,
+            errors=errors,
+        )
+    ]
+
+
+_K6_METRIC = re.compile(r"(?:[✓✗]\s+)?([a-z_][a-z0-9_]*)\s*\.{2,}:\s*(.*)")
+_K6_DURATION_PART = re.compile(rf"({NUM})(h|ms|m|s|µs|us|ns)")
+_K6_DURATION_MS = {
+    "h": 3600000,
+    "m": 60000,
+    "s": 1000,
+    "ms": 1,
+    "µs": "0.001",
+    "us": "0.001",
+    "ns": "0.000001",
+}
+_K6_DURATION = rf"(?:{NUM}(?:h|ms|m|s|µs|us|ns))+"
+_K6_BYTES = {"B": 1, "kB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4, "PB": 1000**5}
+_K6_LINES = {
+    "http_reqs": (rf"(\d+)\s+({NUM})/s", "http_reqs....: <count> <rate>/s"),
+    "http_req_duration": (
+        rf"(?:[a-z0-9().]+=(?:{_K6_DURATION})\s*)+",
+        "http_req_duration....: avg=<duration> min=<duration> med=<duration> max=<duration> ...",
+    ),
+    "http_req_failed": (
+        rf"{NUM}%\s+(?:(\d+) out of (\d+)|✓ (\d+)\s+✗ (\d+))",
+        "http_req_failed....: <percent>% <n> out of <n>",
+    ),
+    "data_received": (
+        rf"{NUM} (?:B|kB|MB|GB|TB|PB)\s+({NUM}) (B|kB|MB|GB|TB|PB)/s",
+        "data_received....: <size> <size>/s",
+    ),
+    "vus": (r"\d+\s+min=\d+\s+max=(\d+)", "vus....: <n> min=<n> max=<n>"),
+    "vus_max": (r"\d+\s+min=\d+\s+max=(\d+)", "vus_max....: <n> min=<n> max=<n>"),
+}
+
+
+def _k6_ms(value: str) -> float:
+    total = Decimal(0)
+    for number, unit in _K6_DURATION_PART.findall(value):
+        total += Decimal(number) * Decimal(_K6_DURATION_MS[unit])
+    return float(total)
+
+
+def parse_k6_text(text: str) -> list[StepResult]:
+    """k6's end-of-test summary on stdout: the default one of k6 1.x and the legacy one
+    (--summary-mode=legacy, and every k6 before 1.0). The duration is the last progress
+    line's `running (...)`, when stdout kept it."""
+    lines = read_lines(text, "k6")
+    metrics = {}
+    for number, line in enumerate(lines, 1):
+        match = _K6_METRIC.fullmatch(line.strip())
+        if match and match.group(1) in _K6_LINES:
+            pattern, expected = _K6_LINES[match.group(1)]
+            value = re.fullmatch(pattern, match.group(2).strip())
+            if value is None:
+                raise LoadResultError(number, f"expected '{expected}', found {shown(line)}")
+            metrics.setdefault(match.group(1), value)
+    for name in ("http_reqs", "http_req_duration"):
+        if name not in metrics:
+            raise LoadResultError(
+                len(lines) + 1, f"expected '{_K6_LINES[name][1]}', found the end of the output"
+            )
+    if "vus" not in metrics and "vus_max" not in metrics:
+        raise LoadResultError(
+            len(lines) + 1, f"expected '{_K6_LINES['vus'][1]}', found the end of the output"
+        )
+    stats = dict(
+        re.findall(rf"([a-z0-9().]+)=({_K6_DURATION})", metrics["http_req_duration"].group(0))
+    )
+    latency = {
+        key: _k6_ms(stats[stat]) if stat in stats else None
+        for key, stat in (
+            ("avg", "avg"),
+            ("p50", "med"),
+            ("p75", "p(75)"),
+            ("p90", "p(90)"),
+            ("p99", "p(99)"),
+            ("max", "max"),
+        )
+    }
+    errors = {}
+    if "http_req_failed" in metrics:
+        failed = metrics["http_req_failed"]
+        errors["other"] = int(failed.group(1) if failed.group(1) is not None else failed.group(3))
+    transfer = None
+    if "data_received" in metrics:
+        transfer = dec(
+            metrics["data_received"].group(1), _K6_BYTES[metrics["data_received"].group(2)]
+        )
+    duration = None
+    for line in lines:
+        match = re.match(r"\s*running \((?:(\d+)h)?(?:(\d+)m)?(" + NUM + r")s\)", line)
+        if match:
+            hours, minutes, seconds = match.groups()
+            duration = float(int(hours or 0) * 3600 + int(minutes or 0) * 60 + Decimal(seconds))
+    return [
+        make_step(
+            load=int((metrics.get("vus") or metrics["vus_max"]).group(1)),
+            kind="concurrency",
+            duration=duration,
+            requests=int(metrics["http_reqs"].group(1)),
+            rps=float(metrics["http_reqs"].group(2)),
+            transfer=transfer,
+            latency=latency,
+            errors=errors,
+        )
+    ]

@@ -32,7 +32,10 @@ test: install var
 
 # Speed targets, measured on real sshd test hosts (needs root for their mount namespaces).
 bench: install var
-	$(PY) -m tests.bench.bench_facts
+	status=0; \
+	$(PY) -m tests.bench.bench_facts || status=$$?; \
+	$(PY) -m tests.bench.bench_ladder || status=$$?; \
+	exit $$status
 
 lint: install
 	$(VENV)/bin/ruff check .

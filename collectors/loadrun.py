@@ -20,7 +20,8 @@ WRAPPER = (
 )
 KILL = 'for f in "$@"; do [ -r "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null; done; true'
 
-_URL_PATH = re.compile(r"^[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*$")
+# RFC 3986's characters, less the single quote.
+_URL_PATH = re.compile(r"^[A-Za-z0-9._~!$&()*+,;=:@%/?#\[\]-]*$")
 K6_SCRIPT = (
     "import http from 'k6/http';\nexport default function () { http.get(__ENV.PERFCASE_URL); }\n"
 )
@@ -29,11 +30,30 @@ K6_SCRIPT = (
 def validate_url(url: str) -> str:
     """An http(s) URL with a host, and no spaces or quotes: it goes to the tool as one word."""
     url = url.strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
+    if any(ord(char) < 32 or ord(char) == 127 for char in url):
+        raise ValueError("A URL may not contain spaces, quotes or control characters.")
+    if len(url) > 2000:
+        raise ValueError("A URL may be at most 2000 characters long.")
+    try:
+        parts = urlsplit(url)
+        hostname = parts.hostname
+    except ValueError:
+        parts = hostname = None
+    if parts is None or parts.scheme not in ("http", "https") or not hostname:
         raise ValueError("Enter an http:// or https:// URL with a host name.")
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise ValueError("The port must be a number from 1 to 65535.")
+    if not url.isascii():
+        raise ValueError(
+            "Write other than ASCII characters encoded: the host name in punycode "
+            "(xn--...), the path with %XX."
+        )
     rest = url[len(f"{parts.scheme}://") :]
-    if not _URL_PATH.match(rest) or "'" in rest or len(url) > 2000:
+    if not _URL_PATH.match(rest):
         raise ValueError("A URL may not contain spaces, quotes or control characters.")
     return url
 

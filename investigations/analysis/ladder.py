@@ -4,6 +4,8 @@ Pure: per-step numbers in, verdicts (with the sentence that explains them) and p
 figure dicts out.
 """
 
+import html
+import math
 from dataclasses import dataclass
 
 # A step "stops scaling" when it gains less than this share of the load it added.
@@ -41,7 +43,10 @@ def find_knee(points: list[Point]) -> Knee:
     """The first step where throughput stops scaling, or latency or errors jump."""
     for previous, current in zip(points, points[1:], strict=False):
         load_gain = current.load / previous.load - 1 if previous.load else 0
-        rps_gain = current.rps / previous.rps - 1 if previous.rps else 0
+        if previous.rps:
+            rps_gain = current.rps / previous.rps - 1
+        else:  # rising from nothing is scaling; nothing at both steps is not
+            rps_gain = math.inf if current.rps else 0
         if load_gain > 0 and rps_gain < SCALING_EFFICIENCY * load_gain:
             return Knee(
                 current.index,
@@ -78,25 +83,26 @@ def _differ(x: float | None, y: float | None, margin: float) -> bool:
     return largest > 0 and abs(x - y) / largest > margin
 
 
-def find_divergence(a: list[Point], b: list[Point], margin: float) -> tuple[int | None, str]:
-    """The first load where the sides differ by more than the margin in rps or p99
+def find_divergence(a: list[Point], b: list[Point], margin: float) -> tuple[float | None, str]:
+    """The first load where the sides differ by more than the margin in rps or p99, and why
     (steps are matched by their load, so imported results compare too)."""
     b_at = {point.load: point for point in b}
-    for point in a:
-        other = b_at.get(point.load)
-        if other is None:
-            continue
+    common = [(point, b_at[point.load]) for point in a if point.load in b_at]
+    if not common:
+        return None, "no step has results from both sides at the same load: nothing to compare"
+    for point, other in common:
         if _differ(point.rps, other.rps, margin):
-            return point.index, (
+            return point.load, (
                 f"at {point.load:g} the sides' throughput differs by more than {margin:.0%}: "
                 f"{point.rps:,.0f} requests/s on A, {other.rps:,.0f} on B"
             )
         if _differ(point.p99, other.p99, margin):
-            return point.index, (
+            return point.load, (
                 f"at {point.load:g} the sides' p99 differs by more than {margin:.0%}: "
                 f"{point.p99:,.1f} ms on A, {other.p99:,.1f} ms on B"
             )
-    return None, f"the sides stay within {margin:.0%} of each other at every step"
+    loads = "every step" if len(common) == len(a) == len(b) else f"the {len(common)} common loads"
+    return None, f"the sides stay within {margin:.0%} of each other at {loads}"
 
 
 def mark(a: float | None, b: float | None, *, higher_is_better: bool, margin: float) -> str:
@@ -172,7 +178,9 @@ def figures(
     """Throughput, latency percentiles and CPU against load, both sides on each chart."""
     throughput, latency, cpu_chart = [], [], []
     for side, side_points in points.items():
-        name, colour = f"{side.upper()} · {labels.get(side, '')}", SIDE_COLOURS[side]
+        # plotly reads trace names as a little HTML: a label shows as typed.
+        label = html.escape(labels.get(side, ""), quote=False)
+        name, colour = f"{side.upper()} · {label}", SIDE_COLOURS[side]
         x, y = _series(side_points, lambda p: p.rps)
         throughput.append(
             {

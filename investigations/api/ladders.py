@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404
 from ninja import Field, File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
+from pydantic import StrictInt
 
 from investigations.access import investigation_for_user
 from investigations.api.schemas import ErrorOut, Id, Text
@@ -26,7 +27,7 @@ ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: Error
 class LadderIn(Schema):
     side_a_url: Text
     side_b_url: Text
-    steps: list[int] = Field(description="loads in order, e.g. [10, 20, 50, 100]")
+    steps: list[StrictInt] = Field(description="loads in order, e.g. [10, 20, 50, 100]")
     step_seconds: int = 30
     warmup_seconds: int = 5
     tool: LoadTool = LoadTool.WRK

@@ -52,16 +52,20 @@ def _error(request, status: int, detail: str, errors: list[dict] | None = None):
     return api.create_response(request, body, status=status)
 
 
+INPUT_LOCATIONS = ("body", "query", "path", "form", "file", "header", "cookie")
+
+
 @api.exception_handler(InputError)
 def _input_error(request, exc: InputError):
     errors = []
     for item in exc.errors:
-        # loc is ("body", "payload", "title") or ("query", "limit"): name the field only.
-        loc = [
-            str(part)
-            for part in item.get("loc", ())
-            if part not in ("body", "payload", "query", "path", "filters")
-        ]
+        # loc is ("body", "payload", "title"), ("query", "limit") or ("file", "file"):
+        # name the field only, without where it came from or the schema parameter.
+        loc = [str(part) for part in item.get("loc", ())]
+        if loc and loc[0] in INPUT_LOCATIONS:
+            loc = loc[1:]
+        if loc and loc[0] in ("payload", "filters"):
+            loc = loc[1:]
         errors.append(
             {"field": ".".join(loc) or None, "message": item.get("msg", "Invalid value.")}
         )

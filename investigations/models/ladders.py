@@ -41,6 +41,12 @@ class Ladder(models.Model):
     def __str__(self) -> str:
         return f"ladder #{self.pk} ({self.get_status_display()})"
 
+    @property
+    def sides_in_order(self) -> list:
+        """[side A's run or None, side B's run or None], from the prefetched sides."""
+        found = {side.side.key: side for side in self.sides.all()}
+        return [found.get("a"), found.get("b")]
+
 
 class LadderSide(models.Model):
     """One side's run of a ladder: its load generator, target URL, progress and outcome."""

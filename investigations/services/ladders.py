@@ -5,6 +5,7 @@ step i starts at start_at + i * slot_seconds on both sides, so the two sides mea
 same moment; each step records when it really started.
 """
 
+import math
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
@@ -64,7 +65,7 @@ def _check_numbers(steps, step_seconds, warmup_seconds, stop_error_rate, stop_p9
         errors["warmup_seconds"] = "The warm-up lasts 0 to 300 seconds."
     if not 0 < stop_error_rate <= 1:
         errors["stop_error_rate"] = "The error limit is a share above 0 and at most 1 (0.05 = 5 %)."
-    if stop_p99_ms is not None and not stop_p99_ms > 0:
+    if stop_p99_ms is not None and not 0 < stop_p99_ms < math.inf:
         errors["stop_p99_ms"] = "The p99 limit is a positive number of milliseconds."
     if not 0 < margin < 1:
         errors["margin"] = "The margin is a share between 0 and 1 (0.2 = 20 %)."
@@ -250,7 +251,7 @@ def breaking_reason(ladder: Ladder, step: LadderStep) -> str | None:
         return f"{step.error_rate:.1%} of requests failed (limit {ladder.stop_error_rate:.1%})"
     p99 = step.latency_ms.get("p99")
     if ladder.stop_p99_ms is not None and p99 is not None and p99 > ladder.stop_p99_ms:
-        return f"p99 {p99:,.1f} ms (limit {ladder.stop_p99_ms:,.0f} ms)"
+        return f"p99 {p99:,.1f} ms (limit {ladder.stop_p99_ms:,g} ms)"
     return None
 
 
@@ -320,13 +321,15 @@ def ladder_points(ladder: Ladder) -> dict[str, list[Point]]:
 def ladder_analysis(ladder: Ladder) -> dict:
     points = ladder_points(ladder)
     knees = {side: find_knee(side_points) for side, side_points in points.items()}
-    divergence, divergence_reason = find_divergence(points["a"], points["b"], ladder.margin)
+    load, divergence_reason = find_divergence(points["a"], points["b"], ladder.margin)
+    # The step's place in the ladder's own list of loads (sides may number theirs apart).
+    divergence = next((i for i, step in enumerate(ladder.steps) if step == load), None)
     return {
         "knees": {
             side: {"index": knee.index, "load": knee.load, "reason": knee.reason}
             for side, knee in knees.items()
         },
-        "divergence": {"index": divergence, "reason": divergence_reason},
+        "divergence": {"index": divergence, "load": load, "reason": divergence_reason},
     }
 
 
@@ -341,7 +344,8 @@ def ladder_finish_if_done(*, ladder_id: int) -> None:
         return
     if ladder.cancel_requested_at:
         ladder.status = LadderStatus.CANCELLED
-    elif all(side.status == LadderStatus.FAILED for side in sides):
+    elif any(side.status == LadderStatus.FAILED for side in sides):
+        # One side's results alone compare with nothing: the ladder did not do its job.
         ladder.status = LadderStatus.FAILED
     else:
         ladder.status = LadderStatus.COMPLETED
@@ -369,6 +373,8 @@ def ladder_finish_if_done(*, ladder_id: int) -> None:
 def ladder_cancel(*, ladder: Ladder, user) -> Ladder:
     """Ask the running sides to stop; they kill their load tools and samplers."""
     ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
+    if ladder.status == LadderStatus.IMPORTED:
+        raise ValidationError("Imported results do not run: there is nothing to cancel.")
     if ladder.status in ENDED_LADDER_STATUSES:
         raise ValidationError(f"The ladder has already {ladder.get_status_display().lower()}.")
     if ladder.cancel_requested_at is None:
@@ -376,8 +382,11 @@ def ladder_cancel(*, ladder: Ladder, user) -> Ladder:
         ladder.save(update_fields=["cancel_requested_at"])
         _log(ladder, "Ladder cancelled", user)
     # Sides not started yet end here; running ones end when their task sees the request.
-    for side in ladder.sides.filter(status=LadderStatus.QUEUED):
-        ladder_side_finish(side_id=side.pk, status=LadderStatus.CANCELLED, error="Cancelled.")
+    queued = ladder.sides.filter(status=LadderStatus.QUEUED)
+    if queued.exists():
+        queued.update(status=LadderStatus.CANCELLED, error="Cancelled.", finished_at=timezone.now())
+        ladder_finish_if_done(ladder_id=ladder.pk)
+        ladder.refresh_from_db()
     return ladder
 
 

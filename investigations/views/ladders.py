@@ -99,7 +99,8 @@ def ladder_import_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _detail_context(ladder: Ladder) -> dict:
     ladders_expire_overdue()
-    ladder.refresh_from_db()
+    # Only the fields a run changes: the investigation (with the user's role) stays.
+    ladder.refresh_from_db(fields=["status", "analysis", "cancel_requested_at", "finished_at"])
     sides = list(ladder.sides.select_related("side", "load_generator").prefetch_related("steps"))
     points = ladder_points(ladder)
     knees = {side: find_knee(side_points) for side, side_points in points.items()}
@@ -129,9 +130,10 @@ def ladder_detail(request: HttpRequest, pk: int) -> HttpResponse:
             # The final answer is swapped in, then htmx stops polling (and the page reloads
             # its charts, see the template).
             response.status_code = HttpResponseStopPolling.status_code
-        patch_vary_headers(response, ["HX-Request"])
-        return response
-    return render(request, "investigations/ladder_detail.html", context)
+    else:
+        response = render(request, "investigations/ladder_detail.html", context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
 
 
 @require_POST

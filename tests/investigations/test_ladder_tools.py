@@ -1,0 +1,243 @@
+"""Ladders with hey and ab, a tool missing on a load generator, and a breaking point: real
+tools on sshd test hosts against a real HTTP server, through the JSON API and a real Celery
+worker (like test_ladders_end_to_end.py does with wrk)."""
+
+import glob
+import shutil
+import subprocess
+
+import pytest
+
+from investigations.models import LadderSample, LadderSide, TimelineEvent
+from investigations.services.inventory import credential_create, host_create, member_add
+from tests.conftest import ApiClient, require_real_tool, wait_for
+from tests.loadservers import http_server
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ENDED = ("completed", "failed", "cancelled")
+
+
+def installed(tool: str) -> bool:
+    return subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True).returncode == 0
+
+
+def require(tool: str) -> None:
+    if not installed(tool):
+        require_real_tool(f"{tool} is not installed")
+
+
+def none_left(tool: str) -> bool:
+    return subprocess.run(["pgrep", "-x", tool], capture_output=True).returncode == 1
+
+
+@pytest.fixture
+def place(personas, test_hosts, start_host):
+    """A load generator and a service host on each side, keys trusted; options per host
+    (e.g. hide_tools) by (side, role)."""
+    credential = credential_create(
+        team=personas.team, user=personas.member, name="probe", private_key=test_hosts.client_key
+    )
+    api = ApiClient(personas.member)
+
+    def place(options=None):
+        options = options or {}
+        hosts = {}
+        for side in ("a", "b"):
+            for role in ("load_generator", "service"):
+                test_host = start_host(
+                    f"{role[:4]}-{side}", dump=None, **options.get((side, role), {})
+                )
+                host = host_create(
+                    team=personas.team,
+                    name=test_host.name,
+                    address=test_host.address,
+                    port=test_host.port,
+                    username=test_host.username,
+                    credential=credential,
+                )
+                member_add(
+                    investigation=personas.investigation,
+                    user=personas.member,
+                    host=host,
+                    side_key=side,
+                    role=role,
+                )
+                scanned = api.post(f"/api/hosts/{host.pk}/host-key/scan").body
+                api.post(
+                    f"/api/hosts/{host.pk}/host-key/trust",
+                    {"fingerprint": scanned["fingerprint"]},
+                )
+                hosts[(side, role)] = host
+        return hosts
+
+    return place
+
+
+def run_ladder(personas, **fields) -> dict:
+    """Start a ladder through the API and wait until it has ended; its final state."""
+    api = ApiClient(personas.member)
+    created = api.post(f"/api/investigations/{personas.investigation.pk}/ladders", fields)
+    assert created.status_code == 201, created.body
+    return wait_for(
+        lambda: (
+            (body := api.get(f"/api/ladders/{created.body['id']}").body)["status"] in ENDED and body
+        ),
+        timeout=120,
+    )
+
+
+def timeline() -> list[str]:
+    return list(TimelineEvent.objects.filter(kind="ladder").values_list("summary", flat=True))
+
+
+@pytest.mark.parametrize("tool", ["hey", "ab"])
+def test_a_short_ladder_runs_on_both_sides_with_the_tool(tool, personas, celery_worker, place):
+    require(tool)
+    place()
+
+    with http_server(wait_ms=5) as url:
+        ladder = run_ladder(
+            personas,
+            side_a_url=url,
+            side_b_url=url,
+            steps=[1, 4],
+            step_seconds=1,
+            warmup_seconds=0,
+            tool=tool,
+        )
+
+    assert ladder["status"] == "completed", ladder
+    assert ladder["tool"] == tool
+    assert {side["status"] for side in ladder["sides"]} == {"completed"}
+    results = {(r["side"], r["load"]): r for r in ladder["results"]}
+    assert set(results) == {("a", 1), ("a", 4), ("b", 1), ("b", 4)}
+    for result in results.values():
+        assert result["rps"] > 0
+        assert result["latency_p99_ms"] is not None and result["latency_p99_ms"] >= 5
+        assert result["latency_p50_ms"] is not None
+        assert result["errors"] == 0
+        assert result["load_kind"] == "concurrency"
+        # The service hosts were sampled during the step.
+        assert result["cpu_user"] is not None
+    # Four connections answer more than one (the server waits 5 ms a request).
+    for side in ("a", "b"):
+        assert results[(side, 4)]["rps"] > 1.5 * results[(side, 1)]["rps"]
+    assert LadderSample.objects.filter(tool="vmstat").count() == 4
+    summaries = timeline()
+    assert summaries[0].startswith(f"Ladder started: 1, 4 connections, 1 s a step with {tool}")
+    assert summaries[-1].startswith("Ladder completed:")
+    assert none_left(tool)
+    assert not glob.glob(f"/tmp/perfcase-{ladder['id']}-*.pid")
+
+
+def test_a_ladder_with_a_tool_missing_on_the_load_generators_fails_naming_it(
+    personas, celery_worker, place
+):
+    if installed("k6"):
+        pytest.skip("k6 is installed here: this test needs a load generator without it")
+    hosts = place()
+
+    with http_server(wait_ms=5) as url:
+        ladder = run_ladder(
+            personas,
+            side_a_url=url,
+            side_b_url=url,
+            steps=[1, 4],
+            step_seconds=1,
+            warmup_seconds=0,
+            tool="k6",
+        )
+
+    assert ladder["status"] == "failed", ladder
+    errors = {side["side"]: side["error"] for side in ladder["sides"]}
+    for side in ("a", "b"):
+        name = hosts[(side, "load_generator")].name
+        assert errors[side].startswith(f"k6 is not installed on {name} (install k6)"), errors
+    assert ladder["results"] == []
+    assert timeline()[-1].startswith("Ladder failed:")
+    assert "k6 is not installed" in timeline()[-1]
+    assert not glob.glob(f"/tmp/perfcase-{ladder['id']}-*.pid")
+
+
+def test_a_tool_missing_on_one_side_fails_that_side_only(personas, celery_worker, place):
+    require("ab")
+    hosts = place({("b", "load_generator"): {"hide_tools": ["ab"]}})
+
+    with http_server(wait_ms=5) as url:
+        ladder = run_ladder(
+            personas,
+            side_a_url=url,
+            side_b_url=url,
+            steps=[1, 4],
+            step_seconds=1,
+            warmup_seconds=0,
+            tool="ab",
+        )
+
+    sides = {side["side"]: side for side in ladder["sides"]}
+    assert sides["a"]["status"] == "completed", sides
+    assert sides["b"]["status"] == "failed"
+    name = hosts[("b", "load_generator")].name
+    assert sides["b"]["error"] == f"ab is not installed on {name} (apt-get install apache2-utils)."
+    assert {r["side"] for r in ladder["results"]} == {"a"}
+    assert ladder["status"] == "failed"  # one side alone compares with nothing
+    assert f"side B failed: ab is not installed on {name}" in timeline()[-1]
+    assert none_left("ab")
+    # B has no step to compare with A's: the verdict must not say that the sides agree.
+    assert ladder["divergence_step"] is None
+    assert "stay within" not in ladder["divergence"], ladder["divergence"]
+
+
+def test_a_step_above_the_p99_limit_is_the_breaking_point(personas, celery_worker, place):
+    tool = "hey" if installed("hey") else "wrk"
+    require(tool)
+    place()
+
+    with http_server(wait_ms=5) as url:
+        ladder = run_ladder(
+            personas,
+            side_a_url=url,
+            side_b_url=url,
+            steps=[1, 4, 16],
+            step_seconds=1,
+            warmup_seconds=0,
+            tool=tool,
+            stop_p99_ms=0.001,
+        )
+
+    assert ladder["status"] == "completed", ladder
+    for side in ladder["sides"]:
+        assert side["status"] == "completed"
+        assert side["breaking_step"] == 0
+        assert side["breaking_reason"].startswith("p99 "), side
+    # Each side stopped after its first step: 1 of 3 steps each.
+    assert sorted((r["side"], r["load"]) for r in ladder["results"]) == [("a", 1), ("b", 1)]
+    summaries = timeline()
+    for key in ("A", "B"):
+        assert any(s.startswith(f"Ladder: side {key} breaks at 1: p99 ") for s in summaries), (
+            summaries
+        )
+    assert summaries[-1].startswith("Ladder completed:")
+    assert LadderSide.objects.filter(breaking_step=0).count() == 2
+    assert none_left(tool)
+    assert not glob.glob(f"/tmp/perfcase-{ladder['id']}-*.pid")
+
+
+def test_the_breaking_reason_states_the_p99_limit_as_it_was_set():
+    from investigations.models import Ladder, LadderStep
+    from investigations.services.ladders import breaking_reason
+
+    ladder = Ladder(stop_error_rate=0.05, stop_p99_ms=2.5)
+    step = LadderStep(requests=9120, errors={}, latency_ms={"p50": 1.1, "p99": 3.4})
+
+    reason = breaking_reason(ladder, step)
+
+    # A limit of 2.5 ms read back as "limit 2 ms" makes the step look wrongly judged.
+    assert reason == "p99 3.4 ms (limit 2.5 ms)"
+
+
+def test_no_load_tool_of_these_tests_is_left_running():
+    for tool in ("hey", "ab", "wrk"):
+        if shutil.which(tool):
+            assert none_left(tool), tool

@@ -23,7 +23,7 @@ from investigations.services.teams import team_create
 from investigations.services.tokens import api_token_create
 
 # Real sshd test hosts (tests/sshd.py): the test_hosts, start_host and sshd_host fixtures.
-pytest_plugins = ["tests.sshd"]
+pytest_plugins = ["tests.sshd", "tests.ladders"]
 
 PASSWORD = "correct-horse-battery-staple"
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"

@@ -138,9 +138,10 @@ def _knee_shapes(knees: dict[str, Knee]) -> list[dict]:
 
 
 def _knee_annotations(knees: dict[str, Knee]) -> list[dict]:
+    # On a log axis an annotation's x is the log10 of the value (a shape's is the value).
     return [
         {
-            "x": knee.load,
+            "x": math.log10(knee.load) if knee.load > 0 else 0,
             "y": 1,
             "yref": "paper",
             "text": f"knee {side.upper()}",
@@ -160,9 +161,9 @@ def _layout(title: str, y_title: str, knees: dict[str, Knee], x_title: str) -> d
         "yaxis": {"title": {"text": y_title}, "rangemode": "tozero", "gridcolor": "#dde2e8"},
         "shapes": _knee_shapes(knees),
         "annotations": _knee_annotations(knees),
-        "legend": {"orientation": "h", "y": -0.25},
-        "margin": {"l": 60, "r": 20, "t": 40, "b": 60},
-        "height": 320,
+        "legend": {"orientation": "h", "y": -0.3, "yanchor": "top"},
+        "margin": {"l": 60, "r": 20, "t": 40, "b": 20},
+        "height": 360,
         "paper_bgcolor": "rgba(0,0,0,0)",
         "plot_bgcolor": "rgba(0,0,0,0)",
     }

@@ -114,7 +114,12 @@ def _detail_context(ladder: Ladder) -> dict:
         "analysis": analysis,
         "knees": knees,
         "rows": ladder_rows(ladder=ladder),
-        "charts": figures(points, cpu, knees, labels),
+        # A chart without a single value (CPU, for imported results) is left out.
+        "charts": {
+            name: figure
+            for name, figure in figures(points, cpu, knees, labels).items()
+            if any(value is not None for trace in figure["data"] for value in trace["y"])
+        },
         "done": ladder.status in ENDED_LADDER_STATUSES,
         "can_write": ladder.investigation.user_role != Role.VIEWER,
     }

@@ -4,74 +4,17 @@ worker (like test_ladders_end_to_end.py does with wrk)."""
 
 import glob
 import shutil
-import subprocess
 
 import pytest
 
 from investigations.models import LadderSample, LadderSide, TimelineEvent
-from investigations.services.inventory import credential_create, host_create, member_add
-from tests.conftest import ApiClient, require_real_tool, wait_for
+from tests.conftest import ApiClient, wait_for
+from tests.ladders import installed, none_left, require
 from tests.loadservers import http_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ENDED = ("completed", "failed", "cancelled")
-
-
-def installed(tool: str) -> bool:
-    return subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True).returncode == 0
-
-
-def require(tool: str) -> None:
-    if not installed(tool):
-        require_real_tool(f"{tool} is not installed")
-
-
-def none_left(tool: str) -> bool:
-    return subprocess.run(["pgrep", "-x", tool], capture_output=True).returncode == 1
-
-
-@pytest.fixture
-def place(personas, test_hosts, start_host):
-    """A load generator and a service host on each side, keys trusted; options per host
-    (e.g. hide_tools) by (side, role)."""
-    credential = credential_create(
-        team=personas.team, user=personas.member, name="probe", private_key=test_hosts.client_key
-    )
-    api = ApiClient(personas.member)
-
-    def place(options=None):
-        options = options or {}
-        hosts = {}
-        for side in ("a", "b"):
-            for role in ("load_generator", "service"):
-                test_host = start_host(
-                    f"{role[:4]}-{side}", dump=None, **options.get((side, role), {})
-                )
-                host = host_create(
-                    team=personas.team,
-                    name=test_host.name,
-                    address=test_host.address,
-                    port=test_host.port,
-                    username=test_host.username,
-                    credential=credential,
-                )
-                member_add(
-                    investigation=personas.investigation,
-                    user=personas.member,
-                    host=host,
-                    side_key=side,
-                    role=role,
-                )
-                scanned = api.post(f"/api/hosts/{host.pk}/host-key/scan").body
-                api.post(
-                    f"/api/hosts/{host.pk}/host-key/trust",
-                    {"fingerprint": scanned["fingerprint"]},
-                )
-                hosts[(side, role)] = host
-        return hosts
-
-    return place
 
 
 def run_ladder(personas, **fields) -> dict:
@@ -92,9 +35,11 @@ def timeline() -> list[str]:
 
 
 @pytest.mark.parametrize("tool", ["hey", "ab"])
-def test_a_short_ladder_runs_on_both_sides_with_the_tool(tool, personas, celery_worker, place):
+def test_a_short_ladder_runs_on_both_sides_with_the_tool(
+    tool, personas, celery_worker, place_ladder_hosts
+):
     require(tool)
-    place()
+    place_ladder_hosts()
 
     with http_server(wait_ms=5) as url:
         ladder = run_ladder(
@@ -132,11 +77,11 @@ def test_a_short_ladder_runs_on_both_sides_with_the_tool(tool, personas, celery_
 
 
 def test_a_ladder_with_a_tool_missing_on_the_load_generators_fails_naming_it(
-    personas, celery_worker, place
+    personas, celery_worker, place_ladder_hosts
 ):
     if installed("k6"):
         pytest.skip("k6 is installed here: this test needs a load generator without it")
-    hosts = place()
+    hosts = place_ladder_hosts()
 
     with http_server(wait_ms=5) as url:
         ladder = run_ladder(
@@ -160,9 +105,11 @@ def test_a_ladder_with_a_tool_missing_on_the_load_generators_fails_naming_it(
     assert not glob.glob(f"/tmp/perfcase-{ladder['id']}-*.pid")
 
 
-def test_a_tool_missing_on_one_side_fails_that_side_only(personas, celery_worker, place):
+def test_a_tool_missing_on_one_side_fails_that_side_only(
+    personas, celery_worker, place_ladder_hosts
+):
     require("ab")
-    hosts = place({("b", "load_generator"): {"hide_tools": ["ab"]}})
+    hosts = place_ladder_hosts({("b", "load_generator"): {"hide_tools": ["ab"]}})
 
     with http_server(wait_ms=5) as url:
         ladder = run_ladder(
@@ -189,10 +136,12 @@ def test_a_tool_missing_on_one_side_fails_that_side_only(personas, celery_worker
     assert "stay within" not in ladder["divergence"], ladder["divergence"]
 
 
-def test_a_step_above_the_p99_limit_is_the_breaking_point(personas, celery_worker, place):
+def test_a_step_above_the_p99_limit_is_the_breaking_point(
+    personas, celery_worker, place_ladder_hosts
+):
     tool = "hey" if installed("hey") else "wrk"
     require(tool)
-    place()
+    place_ladder_hosts()
 
     with http_server(wait_ms=5) as url:
         ladder = run_ladder(

@@ -3,65 +3,26 @@ capacity, through the JSON API and a real Celery worker."""
 
 import glob
 import shutil
-import subprocess
 import time
 
 import pytest
 
 from investigations.models import LadderSample, TimelineEvent
-from investigations.services.inventory import credential_create, host_create, member_add
-from tests.conftest import ApiClient, require_real_tool, wait_for
+from tests.conftest import ApiClient, wait_for
+from tests.ladders import none_left, require
 from tests.loadservers import http_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def wrk():
-    if subprocess.run(["sh", "-c", "command -v wrk"], capture_output=True).returncode:
-        require_real_tool("wrk is not installed")
-
-
-@pytest.fixture
-def placed(personas, test_hosts, start_host):
-    """A load generator and a service host on each side, keys trusted."""
-    credential = credential_create(
-        team=personas.team, user=personas.member, name="probe", private_key=test_hosts.client_key
-    )
-    api = ApiClient(personas.member)
-    hosts = {}
-    for side in ("a", "b"):
-        for role in ("load_generator", "service"):
-            test_host = start_host(f"{role[:4]}-{side}", dump=None)
-            host = host_create(
-                team=personas.team,
-                name=test_host.name,
-                address=test_host.address,
-                port=test_host.port,
-                username=test_host.username,
-                credential=credential,
-            )
-            member_add(
-                investigation=personas.investigation,
-                user=personas.member,
-                host=host,
-                side_key=side,
-                role=role,
-            )
-            scanned = api.post(f"/api/hosts/{host.pk}/host-key/scan").body
-            api.post(
-                f"/api/hosts/{host.pk}/host-key/trust", {"fingerprint": scanned["fingerprint"]}
-            )
-            hosts[(side, role)] = host
-    return hosts
-
-
-def _no_wrk_left() -> bool:
-    return subprocess.run(["pgrep", "-x", "wrk"], capture_output=True).returncode == 1
+def placed(place_ladder_hosts):
+    require("wrk")
+    return place_ladder_hosts()
 
 
 def test_the_weaker_side_reaches_its_knee_first_and_the_sides_diverge(
-    personas, celery_worker, wrk, placed
+    personas, celery_worker, placed
 ):
     api = ApiClient(personas.member)
     # A waits 10 ms and then spends 5 ms of one core a request: it stops near 200 req/s.
@@ -123,10 +84,10 @@ def test_the_weaker_side_reaches_its_knee_first_and_the_sides_diverge(
     assert summaries[0].startswith("Ladder started: 1, 4, 16 connections")
     assert any(s.startswith("Ladder: knee of side A:") for s in summaries)
     assert summaries[-1].startswith("Ladder completed:")
-    assert _no_wrk_left()
+    assert none_left("wrk")
 
 
-def test_cancel_stops_both_sides_and_leaves_no_wrk_running(personas, celery_worker, wrk, placed):
+def test_cancel_stops_both_sides_and_leaves_no_wrk_running(personas, celery_worker, placed):
     api = ApiClient(personas.member)
     with http_server(wait_ms=5) as server:
         created = api.post(
@@ -141,7 +102,7 @@ def test_cancel_stops_both_sides_and_leaves_no_wrk_running(personas, celery_work
         )
         assert created.status_code == 201, created.body
         ladder_id = created.body["id"]
-        wait_for(lambda: not _no_wrk_left(), timeout=30)
+        wait_for(lambda: not none_left("wrk"), timeout=30)
 
         cancelled = api.post(f"/api/ladders/{ladder_id}/cancel")
         assert cancelled.status_code == 200
@@ -154,7 +115,7 @@ def test_cancel_stops_both_sides_and_leaves_no_wrk_running(personas, celery_work
             ),
             timeout=30,
         )
-        wait_for(_no_wrk_left, timeout=10)
+        wait_for(lambda: none_left("wrk"), timeout=10)
         assert time.monotonic() - started < 15
     assert {side["status"] for side in ladder["sides"]} == {"cancelled"}
     assert ladder["results"] == []  # the first 60 s step never finished

@@ -238,6 +238,17 @@ def celery_worker(django_db_setup, django_db_blocker):
     log.close()
 
 
+def trust_host_key(api: ApiClient, host) -> dict:
+    """Scan the host's key and trust it, as a person does on the host page."""
+    scanned = api.post(f"/api/hosts/{host.pk}/host-key/scan")
+    assert scanned.status_code == 200, scanned.body
+    trusted = api.post(
+        f"/api/hosts/{host.pk}/host-key/trust", {"fingerprint": scanned.body["fingerprint"]}
+    )
+    assert trusted.status_code == 200, trusted.body
+    return scanned.body
+
+
 def wait_for(predicate, timeout: float = 20.0, interval: float = 0.2):
     """Poll until predicate() returns something truthy; return it, or fail after timeout."""
     deadline = time.monotonic() + timeout

@@ -1,14 +1,16 @@
 """Ladder test helpers: hosts placed for a ladder, and what is installed or left running.
 
-A pytest plugin (tests/conftest.py loads it): the `place_ladder_hosts` fixture.
+A pytest plugin (tests/conftest.py loads it): the `ladder_hosts` and `place_ladder_hosts`
+fixtures.
 """
 
 import subprocess
 
 import pytest
 
+from investigations.choices import HostRole
 from investigations.services.inventory import credential_create, host_create, member_add
-from tests.conftest import ApiClient, require_real_tool
+from tests.conftest import ApiClient, require_real_tool, trust_host_key
 
 
 def installed(tool: str) -> bool:
@@ -27,6 +29,31 @@ def require(tool: str) -> None:
 def none_left(tool: str) -> bool:
     """No process of this name runs on this machine (where every test host runs)."""
     return subprocess.run(["pgrep", "-x", tool], capture_output=True).returncode == 1
+
+
+@pytest.fixture
+def ladder_hosts(personas):
+    """A load generator and a service host on each side, on paper: addresses in 10.0.0.0/8
+    that no test ever contacts. Host rows by (side, role)."""
+    hosts = {}
+    for number, side in enumerate(("a", "b"), start=1):
+        for role in (HostRole.LOAD_GENERATOR, HostRole.SERVICE):
+            host = host_create(
+                team=personas.team,
+                name=f"{role.replace('_', '-')}-{side}",
+                address=f"10.0.{number}.{1 if role == HostRole.LOAD_GENERATOR else 10}",
+                port=22,
+                username="perf",
+            )
+            member_add(
+                investigation=personas.investigation,
+                user=personas.lead,
+                host=host,
+                side_key=side,
+                role=role,
+            )
+            hosts[(side, role)] = host
+    return hosts
 
 
 @pytest.fixture
@@ -62,11 +89,7 @@ def place_ladder_hosts(personas, test_hosts, start_host):
                     side_key=side,
                     role=role,
                 )
-                scanned = api.post(f"/api/hosts/{host.pk}/host-key/scan").body
-                api.post(
-                    f"/api/hosts/{host.pk}/host-key/trust",
-                    {"fingerprint": scanned["fingerprint"]},
-                )
+                trust_host_key(api, host)
                 hosts[(side, role)] = host
         return hosts
 

@@ -7,6 +7,7 @@ import pytest
 
 from investigations.services.inventory import credential_create, host_create, member_add
 from tests.conftest import ApiClient, wait_for
+from tests.conftest import trust_host_key as trust
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -39,16 +40,6 @@ def place(personas, credential, test_host, side: str, role: str = "service", nam
         role=role,
     )
     return host
-
-
-def trust(api: ApiClient, host) -> dict:
-    scanned = api.post(f"/api/hosts/{host.pk}/host-key/scan")
-    assert scanned.status_code == 200, scanned.body
-    trusted = api.post(
-        f"/api/hosts/{host.pk}/host-key/trust", {"fingerprint": scanned.body["fingerprint"]}
-    )
-    assert trusted.status_code == 200, trusted.body
-    return scanned.body
 
 
 def collect(api: ApiClient, personas) -> dict:

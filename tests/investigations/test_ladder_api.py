@@ -11,7 +11,6 @@ from django.utils import timezone
 from collectors.loadresults import parse
 from investigations.choices import HostRole, LadderStatus
 from investigations.models import Ladder, LadderSide, LadderStep, TimelineEvent
-from investigations.services.inventory import host_create, member_add
 from investigations.services.investigations import investigation_create
 from investigations.services.ladders import (
     ladder_claim,
@@ -100,29 +99,6 @@ def rows() -> tuple[int, int, int, int]:
     )
 
 
-@pytest.fixture
-def generators(personas):
-    hosts = {}
-    for number, side in enumerate(("a", "b"), start=1):
-        for role in (HostRole.LOAD_GENERATOR, HostRole.SERVICE):
-            host = host_create(
-                team=personas.team,
-                name=f"{role.replace('_', '-')}-{side}",
-                address=f"10.0.{number}.{1 if role == HostRole.LOAD_GENERATOR else 10}",
-                port=22,
-                username="perf",
-            )
-            member_add(
-                investigation=personas.investigation,
-                user=personas.lead,
-                host=host,
-                side_key=side,
-                role=role,
-            )
-            hosts[(side, role)] = host
-    return hosts
-
-
 def ladders_url(personas) -> str:
     return f"/api/investigations/{personas.investigation.pk}/ladders"
 
@@ -135,7 +111,7 @@ BODY = {"side_a_url": URL_A, "side_b_url": URL_B, "steps": [10, 20, 50], "step_s
 
 
 @pytest.fixture
-def created(personas, generators) -> dict:
+def created(personas, ladder_hosts) -> dict:
     response = ApiClient(personas.member).post(ladders_url(personas), BODY)
     assert response.status_code == 201, response.body
     return response.body
@@ -158,7 +134,7 @@ def files(*names: str) -> list[SimpleUploadedFile]:
 
 
 @pytest.mark.parametrize("who", ["lead", "member"])
-def test_a_responder_starts_a_ladder(personas, generators, who):
+def test_a_responder_starts_a_ladder(personas, ladder_hosts, who):
     response = api(personas, who).post(ladders_url(personas), {**BODY, "tool": "hey"})
 
     assert response.status_code == 201, response.body
@@ -178,7 +154,7 @@ def test_a_responder_starts_a_ladder(personas, generators, who):
     assert event.summary.startswith("Ladder started: 10, 20, 50 connections, 30 s a step with hey;")
 
 
-def test_the_defaults_are_the_issues(personas, generators):
+def test_the_defaults_are_the_issues(personas, ladder_hosts):
     response = ApiClient(personas.lead).post(
         ladders_url(personas), {"side_a_url": URL_A, "side_b_url": URL_B, "steps": [1, 2]}
     )
@@ -192,7 +168,7 @@ def test_the_defaults_are_the_issues(personas, generators):
 @pytest.mark.parametrize(
     ("who", "status"), [("viewer", 403), ("outsider", 404), ("anonymous", 401)]
 )
-def test_others_may_not_start_a_ladder(personas, generators, who, status):
+def test_others_may_not_start_a_ladder(personas, ladder_hosts, who, status):
     before = rows()
 
     response = api(personas, who).post(ladders_url(personas), BODY)
@@ -201,7 +177,7 @@ def test_others_may_not_start_a_ladder(personas, generators, who, status):
     assert rows() == before
 
 
-def test_a_ladder_in_a_missing_investigation_is_404(personas, generators):
+def test_a_ladder_in_a_missing_investigation_is_404(personas, ladder_hosts):
     response = ApiClient(personas.lead).post("/api/investigations/999999/ladders", BODY)
 
     denied(response, 404)
@@ -243,7 +219,7 @@ def test_a_ladder_in_a_missing_investigation_is_404(personas, generators):
         ),
     ],
 )
-def test_a_bad_ladder_is_400_naming_the_field(personas, generators, change, field, message):
+def test_a_bad_ladder_is_400_naming_the_field(personas, ladder_hosts, change, field, message):
     before = rows()
 
     response = ApiClient(personas.member).post(ladders_url(personas), {**BODY, **change})
@@ -253,7 +229,7 @@ def test_a_bad_ladder_is_400_naming_the_field(personas, generators, change, fiel
     assert rows() == before
 
 
-def test_every_bad_field_is_named_at_once(personas, generators):
+def test_every_bad_field_is_named_at_once(personas, ladder_hosts):
     response = ApiClient(personas.member).post(
         ladders_url(personas),
         {**BODY, "side_a_url": "ftp://x/", "steps": [], "margin": 0},
@@ -274,7 +250,7 @@ def test_a_missing_load_generator_is_400(personas):
 
 
 @pytest.mark.parametrize("hostile", HOSTILE_STRINGS)
-def test_hostile_urls_are_refused(personas, generators, hostile):
+def test_hostile_urls_are_refused(personas, ladder_hosts, hostile):
     response = ApiClient(personas.member).post(
         ladders_url(personas), {**BODY, "side_a_url": hostile, "side_b_url": hostile}
     )
@@ -295,7 +271,7 @@ def test_hostile_urls_are_refused(personas, generators, hostile):
         ({**BODY, "step_seconds": "thirty"}, "step_seconds"),
     ],
 )
-def test_a_body_of_the_wrong_shape_is_422_naming_the_field(personas, generators, body, field):
+def test_a_body_of_the_wrong_shape_is_422_naming_the_field(personas, ladder_hosts, body, field):
     response = ApiClient(personas.member).post(ladders_url(personas), body)
 
     refused_on(response, field, status=422)
@@ -303,7 +279,7 @@ def test_a_body_of_the_wrong_shape_is_422_naming_the_field(personas, generators,
 
 
 @pytest.mark.parametrize("steps", [[True, 10], [10, False]])
-def test_a_boolean_is_no_step(personas, generators, steps):
+def test_a_boolean_is_no_step(personas, ladder_hosts, steps):
     # The service refuses booleans as loads; the API must not turn true into 1 first.
     response = ApiClient(personas.member).post(ladders_url(personas), {**BODY, "steps": steps})
 
@@ -312,7 +288,7 @@ def test_a_boolean_is_no_step(personas, generators, steps):
     assert not Ladder.objects.exists()
 
 
-def test_a_body_that_is_no_json_object_is_refused(personas, generators):
+def test_a_body_that_is_no_json_object_is_refused(personas, ladder_hosts):
     response = ApiClient(personas.member).post(ladders_url(personas), [BODY])
 
     assert response.status_code in (400, 422)
@@ -347,12 +323,12 @@ def test_a_missing_or_impossible_ladder_id_is_refused(personas, ladder_id):
 
 
 def test_a_ladder_reads_with_its_results_knees_and_divergence(
-    personas, created, generators, django_capture_on_commit_callbacks
+    personas, created, ladder_hosts, django_capture_on_commit_callbacks
 ):
     ladder = Ladder.objects.get(pk=created["id"])
     ladder_claim(ladder_id=ladder.pk, seconds=600)
     (wrk,) = parse("wrk", capture("wrk-latency.txt").decode())
-    service = generators[("a", HostRole.SERVICE)]
+    service = ladder_hosts[("a", HostRole.SERVICE)]
     vmstat = [{"us": 30, "sy": 10, "st": 1, "id": 59}, {"us": 50, "sy": 20, "st": 3, "id": 27}]
     shapes = {"a": [(10, 1000), (20, 1100), (50, 1150)], "b": [(10, 1000), (20, 2000), (50, 5000)]}
     for key, loads in shapes.items():

@@ -24,7 +24,6 @@ from investigations.models import (
     LadderStep,
     TimelineEvent,
 )
-from investigations.services.inventory import host_create, member_add
 from investigations.services.investigations import investigation_create
 from investigations.services.ladders import (
     MAX_IMPORT_FILES,
@@ -99,30 +98,6 @@ def client_for(personas, who: str) -> Client:
 # --- fixtures: load generators placed, a requested ladder, a running one --------------------
 
 
-@pytest.fixture
-def generators(personas):
-    """A load generator and a service host on each side (never contacted here)."""
-    hosts = {}
-    for number, side in enumerate(("a", "b"), start=1):
-        for role in (HostRole.LOAD_GENERATOR, HostRole.SERVICE):
-            host = host_create(
-                team=personas.team,
-                name=f"{role.replace('_', '-')}-{side}",
-                address=f"10.0.{number}.{1 if role == HostRole.LOAD_GENERATOR else 10}",
-                port=22,
-                username="perf",
-            )
-            member_add(
-                investigation=personas.investigation,
-                user=personas.lead,
-                host=host,
-                side_key=side,
-                role=role,
-            )
-            hosts[(side, role)] = host
-    return hosts
-
-
 def request(personas, **changes) -> Ladder:
     fields = {
         "investigation": personas.investigation,
@@ -138,7 +113,7 @@ def request(personas, **changes) -> Ladder:
 
 
 @pytest.fixture
-def ladder(personas, generators) -> Ladder:
+def ladder(personas, ladder_hosts) -> Ladder:
     return request(personas)
 
 
@@ -206,7 +181,7 @@ FIELD_ERRORS = [
 
 @pytest.mark.parametrize(("field", "value", "message"), FIELD_ERRORS)
 def test_request_refuses_a_bad_value_with_the_fields_own_message(
-    personas, generators, field, value, message
+    personas, ladder_hosts, field, value, message
 ):
     before = rows()
 
@@ -216,7 +191,7 @@ def test_request_refuses_a_bad_value_with_the_fields_own_message(
     assert rows() == before
 
 
-def test_request_reports_every_bad_field_at_once(personas, generators):
+def test_request_reports_every_bad_field_at_once(personas, ladder_hosts):
     errors = refused(
         request,
         personas=personas,
@@ -245,7 +220,7 @@ def test_request_reports_every_bad_field_at_once(personas, generators):
 @pytest.mark.parametrize(
     ("missing", "named"), [(["a", "b"], "side A and B"), (["a"], "side A"), (["b"], "side B")]
 )
-def test_request_needs_a_load_generator_on_each_side(personas, generators, missing, named):
+def test_request_needs_a_load_generator_on_each_side(personas, ladder_hosts, missing, named):
     EnvironmentMember.objects.filter(side__key__in=missing, role=HostRole.LOAD_GENERATOR).delete()
     before = rows()
 
@@ -257,14 +232,14 @@ def test_request_needs_a_load_generator_on_each_side(personas, generators, missi
     assert rows() == before
 
 
-def test_a_service_host_is_no_load_generator(personas, generators):
+def test_a_service_host_is_no_load_generator(personas, ladder_hosts):
     EnvironmentMember.objects.filter(side__key="b", role=HostRole.LOAD_GENERATOR).delete()
     assert EnvironmentMember.objects.filter(side__key="b", role=HostRole.SERVICE).exists()
 
     assert "side B" in refused(request, personas=personas)["load_generator"][0]
 
 
-def test_a_load_generator_of_another_investigation_does_not_count(personas, generators):
+def test_a_load_generator_of_another_investigation_does_not_count(personas, ladder_hosts):
     other = investigation_create(
         team=personas.team, user=personas.lead, title="Another case", side_a_label="x"
     )
@@ -308,7 +283,7 @@ BAD_URLS = [
 @pytest.mark.parametrize(("url", "message"), BAD_URLS)
 @pytest.mark.parametrize("side", ["a", "b"])
 def test_request_refuses_a_url_that_is_not_one_plain_http_word(
-    personas, generators, side, url, message
+    personas, ladder_hosts, side, url, message
 ):
     before = rows()
 
@@ -321,7 +296,7 @@ def test_request_refuses_a_url_that_is_not_one_plain_http_word(
 @pytest.mark.parametrize(
     "url", ["http://[::1/", "http://[not-an-address]/", "http://容器：x/", "http://a\u2100b/"]
 )
-def test_request_refuses_a_malformed_host_in_its_own_words(personas, generators, url):
+def test_request_refuses_a_malformed_host_in_its_own_words(personas, ladder_hosts, url):
     # Not Python's urlsplit() message: the page shows this to people.
     errors = refused(request, personas=personas, side_a_url=url)
 
@@ -329,7 +304,7 @@ def test_request_refuses_a_malformed_host_in_its_own_words(personas, generators,
 
 
 @pytest.mark.parametrize("url", ["http://10.0.1.10:99999/", "http://10.0.1.10:http/"])
-def test_request_refuses_a_port_that_cannot_be(personas, generators, url):
+def test_request_refuses_a_port_that_cannot_be(personas, ladder_hosts, url):
     before = rows()
 
     errors = refused(request, personas=personas, side_a_url=url)
@@ -339,7 +314,7 @@ def test_request_refuses_a_port_that_cannot_be(personas, generators, url):
 
 
 @pytest.mark.parametrize("hostile", HOSTILE_STRINGS)
-def test_request_refuses_hostile_strings_as_urls(personas, generators, hostile):
+def test_request_refuses_hostile_strings_as_urls(personas, ladder_hosts, hostile):
     before = rows()
 
     errors = refused(request, personas=personas, side_a_url=hostile, side_b_url=f"http://{hostile}")
@@ -349,14 +324,14 @@ def test_request_refuses_hostile_strings_as_urls(personas, generators, hostile):
     assert rows() == before
 
 
-def test_request_refuses_a_ladder_longer_than_ninety_minutes(personas, generators):
+def test_request_refuses_a_ladder_longer_than_ninety_minutes(personas, ladder_hosts):
     # 9 steps of 5 + 600 + 4 s: 5,481 s.
     errors = refused(request, personas=personas, steps=list(range(1, 10)), step_seconds=600)
 
     assert errors == {"steps": ["The ladder would run longer than 90 minutes."]}
 
 
-def test_request_takes_a_ladder_of_exactly_ninety_minutes(personas, generators):
+def test_request_takes_a_ladder_of_exactly_ninety_minutes(personas, ladder_hosts):
     # 10 steps of 0 + 536 + 4 s: 5,400 s.
     ladder = request(personas, steps=list(range(1, 11)), step_seconds=536, warmup_seconds=0)
 
@@ -365,7 +340,7 @@ def test_request_takes_a_ladder_of_exactly_ninety_minutes(personas, generators):
 
 
 def test_request_stores_the_ladder_and_enqueues_it_once_committed(
-    personas, generators, django_capture_on_commit_callbacks
+    personas, ladder_hosts, django_capture_on_commit_callbacks
 ):
     before = timezone.now()
     with django_capture_on_commit_callbacks() as callbacks:
@@ -394,8 +369,8 @@ def test_request_stores_the_ladder_and_enqueues_it_once_committed(
     sides = {s.side.key: s for s in ladder.sides.select_related("side", "load_generator")}
     assert sides["a"].url == URL_A  # stripped
     assert sides["b"].url == URL_B
-    assert sides["a"].load_generator == generators[("a", HostRole.LOAD_GENERATOR)]
-    assert sides["b"].load_generator == generators[("b", HostRole.LOAD_GENERATOR)]
+    assert sides["a"].load_generator == ladder_hosts[("a", HostRole.LOAD_GENERATOR)]
+    assert sides["b"].load_generator == ladder_hosts[("b", HostRole.LOAD_GENERATOR)]
     assert {s.status for s in sides.values()} == {LadderStatus.QUEUED}
     (event,) = personas.investigation.events.filter(kind="ladder")
     assert event.summary == (
@@ -407,7 +382,7 @@ def test_request_stores_the_ladder_and_enqueues_it_once_committed(
 
 
 def test_a_refused_request_enqueues_nothing(
-    personas, generators, django_capture_on_commit_callbacks
+    personas, ladder_hosts, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks() as callbacks:
         refused(request, personas=personas, steps=[])
@@ -456,9 +431,9 @@ def test_a_cancelled_ladder_is_not_claimed(personas, ladder):
 # --- ladder_step_store ------------------------------------------------------------------
 
 
-def test_a_step_keeps_its_results_and_the_service_hosts_samples(running, generators):
+def test_a_step_keeps_its_results_and_the_service_hosts_samples(running, ladder_hosts):
     side = side_of(running, "a")
-    service = generators[("a", HostRole.SERVICE)]
+    service = ladder_hosts[("a", HostRole.SERVICE)]
     vmstat = [
         {"r": 1, "us": 10, "sy": 4, "id": 86, "st": 0},
         {"r": 3, "us": 20, "sy": 6, "id": 74, "st": 1},
@@ -1512,7 +1487,7 @@ def new_url(personas) -> str:
 
 
 @pytest.mark.parametrize("who", ["lead", "member"])
-def test_a_responder_starts_a_ladder_from_the_page(personas, generators, who):
+def test_a_responder_starts_a_ladder_from_the_page(personas, ladder_hosts, who):
     response = client_for(personas, who).post(new_url(personas), ladder_form())
 
     ladder = Ladder.objects.get()
@@ -1523,14 +1498,14 @@ def test_a_responder_starts_a_ladder_from_the_page(personas, generators, who):
 
 
 @pytest.mark.parametrize(("who", "status"), [("viewer", 403), ("outsider", 404)])
-def test_only_responders_start_a_ladder(personas, generators, who, status):
+def test_only_responders_start_a_ladder(personas, ladder_hosts, who, status):
     response = client_for(personas, who).post(new_url(personas), ladder_form())
 
     assert response.status_code == status
     assert not Ladder.objects.exists()
 
 
-def test_starting_a_ladder_is_post_only(personas, generators):
+def test_starting_a_ladder_is_post_only(personas, ladder_hosts):
     assert personas.client(personas.lead).get(new_url(personas)).status_code == 405
 
 
@@ -1543,7 +1518,7 @@ def test_the_page_says_which_side_lacks_a_load_generator(personas):
     assert not Ladder.objects.exists()
 
 
-def test_the_page_names_the_bad_url(personas, generators):
+def test_the_page_names_the_bad_url(personas, ladder_hosts):
     response = personas.client(personas.member).post(
         new_url(personas), ladder_form(side_a_url="ftp://10.0.1.10/"), follow=True
     )
@@ -1555,7 +1530,7 @@ def test_the_page_names_the_bad_url(personas, generators):
     assert not Ladder.objects.exists()
 
 
-def test_the_page_refuses_steps_that_are_not_whole_numbers(personas, generators):
+def test_the_page_refuses_steps_that_are_not_whole_numbers(personas, ladder_hosts):
     response = personas.client(personas.member).post(
         new_url(personas), ladder_form(steps="10, twenty, 50"), follow=True
     )
@@ -1565,7 +1540,7 @@ def test_the_page_refuses_steps_that_are_not_whole_numbers(personas, generators)
 
 
 @pytest.mark.parametrize("hostile", HOSTILE_STRINGS[:5])
-def test_a_hostile_url_is_refused_and_never_shown_raw(personas, generators, hostile):
+def test_a_hostile_url_is_refused_and_never_shown_raw(personas, ladder_hosts, hostile):
     response = personas.client(personas.member).post(
         new_url(personas), ladder_form(side_a_url=hostile, side_b_url=hostile), follow=True
     )
@@ -1576,7 +1551,7 @@ def test_a_hostile_url_is_refused_and_never_shown_raw(personas, generators, host
     assert len(messages_of(response)) == 2
 
 
-def test_a_url_with_shell_and_markup_characters_comes_out_escaped(personas, generators):
+def test_a_url_with_shell_and_markup_characters_comes_out_escaped(personas, ladder_hosts):
     odd = "http://10.0.1.10/a?x=1&y=$(reboot);(1)!*@%3Cscript%3E"
     ladder = request(personas, side_a_url=odd)
 

@@ -14,9 +14,9 @@ from collectors.loadresults.base import (
     make_step,
     next_line,
     percentile_map,
-    percentile_rows,
     read_lines,
     scan,
+    shown,
 )
 
 _HEY_SECS = rf"(NaN|{NUM}) secs"
@@ -26,20 +26,32 @@ def _hey_block(label: str, pattern: str, expected: str):
     return lambda lines, start: labelled_rows(lines, start, label, pattern, expected)
 
 
+_HEY_PERCENTS = ("10", "25", "50", "75", "90", "95", "99")
+# hey prints a percentile it found no sample for as "0% in 0.0000 secs": with fewer than
+# 100 responses p99 (and with fewer than 10, p90 and p95 too) comes out so.
+_HEY_NO_SAMPLE = re.compile(r"0%\s+in\s+0(?:\.0+)?\s+secs")
+
+
 def _hey_distribution(lines: list[str], start: int):
-    # Empty when no request got a response; otherwise hey's fixed percentiles.
+    # Empty when no request got a response; otherwise hey's fixed percentiles, in order.
     at = start
     while at < len(lines) and not lines[at].strip():
         at += 1
     if at == len(lines) or not re.match(r"\S+% in", lines[at].strip()):
         return [], start
-    return percentile_rows(
-        lines,
-        at,
-        ("10", "25", "50", "75", "90", "95", "99"),
-        rf"in ({NUM}) secs",
-        "in <seconds> secs",
-    )
+    rows = []
+    for percent in _HEY_PERCENTS:
+        line = lines[at].strip() if at < len(lines) else None
+        if line is not None and _HEY_NO_SAMPLE.fullmatch(line):
+            at += 1
+            continue
+        match = re.fullmatch(rf"({percent})%\s+in ({NUM}) secs", line or "")
+        if match is None:
+            what = shown(line) if line is not None else "the end of the output"
+            raise LoadResultError(at + 1, f"expected '{percent}% in <seconds> secs', found {what}")
+        rows.append((at + 1, match))
+        at += 1
+    return rows, at
 
 
 _HEY_ITEMS = [
@@ -127,6 +139,10 @@ def parse_hey(text: str, *, concurrency: int | None = None) -> list[StepResult]:
         latency = percentile_map(found["distribution"][2], lambda secs: dec(secs, 1000))
         latency["avg"] = dec(found["average"][1].group(1), 1000)
         latency["max"] = dec(found["slowest"][1].group(1), 1000)
+        for key in ("p50", "p75", "p90", "p99"):
+            # No sample for it: too few responses, and then the nearest-rank percentile is
+            # the slowest response.
+            latency.setdefault(key, latency["max"])
     # hey prints "Total data" only when some bytes came back.
     data = int(found["data"][1].group(1)) if "data" in found else 0
     return [

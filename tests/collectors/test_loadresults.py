@@ -228,6 +228,22 @@ def test_hey_connection_refused_is_a_connect_error():
     assert (step.requests, step.rps, step.duration_s) == (20, 6137.8406, 0.0033)
 
 
+def test_hey_without_a_sample_for_p99_reports_the_slowest_response_as_its_p99():
+    # 40 responses: hey prints its 99% line as "0% in 0.0000 secs". The nearest-rank p99 of
+    # fewer than 100 samples is the largest of them.
+    step = only(parse_hey(read("hey-few-responses.txt"), concurrency=2))
+    assert step.requests == 40 and step.errors == NO_ERRORS
+    assert step.latency_ms["p90"] == 2.9
+    assert step.latency_ms["p99"] == step.latency_ms["max"] > step.latency_ms["p90"]
+
+
+def test_hey_refuses_a_zero_line_in_the_wrong_shape():
+    text = read("hey-few-responses.txt").replace("  0% in 0.0000 secs", "  0% in 0.0031 secs")
+    error = refused("hey", text, concurrency=2)
+    assert error.line == 33
+    assert "expected '99% in <seconds> secs'" in str(error)
+
+
 def test_hey_needs_its_concurrency_which_it_does_not_print():
     error = refused("hey", read("hey.txt"))
     assert error.line is None

@@ -6,6 +6,7 @@ a cancel kills it at once through the PID file. The words of every command are q
 the connection (argv), so a URL is never interpreted by a shell.
 """
 
+import math
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -22,9 +23,24 @@ KILL = 'for f in "$@"; do [ -r "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null; d
 
 # RFC 3986's characters, less the single quote.
 _URL_PATH = re.compile(r"^[A-Za-z0-9._~!$&()*+,;=:@%/?#\[\]-]*$")
-K6_SCRIPT = (
-    "import http from 'k6/http';\nexport default function () { http.get(__ENV.PERFCASE_URL); }\n"
-)
+# k6 reads its step from the environment: a number of VUs (--vus, --duration), or a
+# request rate held by the constant-arrival-rate executor.
+K6_SCRIPT = """import http from 'k6/http';
+const rate = Number(__ENV.PERFCASE_RATE || 0);
+const vus = Number(__ENV.PERFCASE_VUS || 1);
+export const options = rate ? {
+  scenarios: {
+    step: {
+      executor: 'constant-arrival-rate', rate: rate, timeUnit: '1s',
+      duration: `${__ENV.PERFCASE_SECONDS}s`, preAllocatedVUs: vus, maxVUs: 4 * vus,
+    },
+  },
+} : {};
+export default function () { http.get(__ENV.PERFCASE_URL); }
+"""
+# Holding a rate: each connection (hey worker, k6 VU) is given about this many requests/s.
+RATE_PER_CONNECTION = 10
+MAX_RATE_CONNECTIONS = 1000
 
 
 def validate_url(url: str) -> str:
@@ -68,9 +84,19 @@ class StepCommand:
     summary_file: str | None = None
 
 
-def load_command(tool: str, url: str, load: int, seconds: int, pidfile: str) -> StepCommand:
-    """The argv that runs one step of `load` concurrent connections for `seconds`."""
+def rate_connections(rate: int) -> int:
+    """How many connections hold `rate` requests/s: enough that each has time to spare."""
+    return max(1, min(math.ceil(rate / RATE_PER_CONNECTION), MAX_RATE_CONNECTIONS))
+
+
+def load_command(
+    tool: str, url: str, load: int, seconds: int, pidfile: str, rate: bool = False
+) -> StepCommand:
+    """The argv that runs one step for `seconds`: `load` concurrent connections, or with
+    rate=True (hey and k6 only) `load` requests/s."""
     limit = seconds + 30
+    if rate and tool not in ("hey", "k6"):
+        raise ValueError(f"{tool} cannot hold a request rate")
     if tool == "wrk":
         threads = max(1, min(load, 4))
         tool_argv = [
@@ -84,6 +110,11 @@ def load_command(tool: str, url: str, load: int, seconds: int, pidfile: str) -> 
             "--latency",
             url,
         ]
+    elif tool == "hey" and rate:
+        # hey's -q is per worker: the workers together hold the rate.
+        workers = rate_connections(load)
+        per_worker = f"{load / workers:.6g}"
+        tool_argv = ["hey", "-c", str(workers), "-q", per_worker, "-z", f"{seconds}s", url]
     elif tool == "hey":
         tool_argv = ["hey", "-c", str(load), "-z", f"{seconds}s", url]
     elif tool == "ab":
@@ -91,14 +122,17 @@ def load_command(tool: str, url: str, load: int, seconds: int, pidfile: str) -> 
         tool_argv = ["ab", "-c", str(load), "-t", str(seconds), "-n", "50000000", url]
     elif tool == "k6":
         summary = pidfile.removesuffix(".pid") + ".json"
+        if rate:
+            step = ["-e", f"PERFCASE_RATE={load}", "-e", f"PERFCASE_SECONDS={seconds}"]
+            step += ["-e", f"PERFCASE_VUS={rate_connections(load)}"]
+        else:
+            step = ["--vus", str(load), "--duration", f"{seconds}s"]
         tool_argv = [
             "k6",
             "run",
             "--quiet",
-            "--vus",
-            str(load),
-            "--duration",
-            f"{seconds}s",
+            "--no-usage-report",
+            *step,
             "--summary-trend-stats",
             "avg,med,p(75),p(90),p(99),max",
             "--summary-export",

@@ -274,6 +274,15 @@ class LoadTool(models.TextChoices):
     K6 = "k6", "k6"
 
 
+class LoadKind(models.TextChoices):
+    CONCURRENCY = "concurrency", "concurrent connections"
+    RATE = "rate", "requests/s"
+
+
+# The tools that hold a request rate (an open model) rather than a number of connections.
+RATE_TOOLS = [LoadTool.HEY, LoadTool.K6]
+
+
 class LadderStatus(ColouredChoices):
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"

@@ -15,6 +15,7 @@ from investigations.choices import (
     HostTransport,
     ImportFormat,
     ItemStatus,
+    LoadKind,
     LoadTool,
     NodeState,
     PathNodeKind,
@@ -379,8 +380,14 @@ class LadderForm(forms.Form):
 
     side_a_url = forms.CharField(label="URL on side A", help_text="http:// or https://")
     side_b_url = forms.CharField(label="URL on side B")
-    steps = forms.CharField(
-        initial="10, 20, 50, 100, 200", help_text="Concurrent connections per step"
+    steps = forms.CharField(initial="10, 20, 50, 100, 200", help_text="The load of each step")
+    load_kind = forms.TypedChoiceField(
+        choices=LoadKind.choices,
+        required=False,
+        empty_value=LoadKind.CONCURRENCY,
+        initial=LoadKind.CONCURRENCY,
+        label="Load is",
+        help_text="requests/s: hey or k6 hold the rate whatever the latency",
     )
     step_seconds = forms.IntegerField(
         initial=30, min_value=1, max_value=600, label="Seconds a step"

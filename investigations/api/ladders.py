@@ -10,7 +10,7 @@ from pydantic import StrictInt
 
 from investigations.access import investigation_for_user
 from investigations.api.schemas import ErrorOut, Id, Text
-from investigations.choices import LoadTool, Role
+from investigations.choices import LoadKind, LoadTool, Role
 from investigations.models import Ladder
 from investigations.services.ladders import (
     ladder_analysis,
@@ -31,6 +31,9 @@ class LadderIn(Schema):
     step_seconds: int = 30
     warmup_seconds: int = 5
     tool: LoadTool = LoadTool.WRK
+    load_kind: LoadKind = Field(
+        LoadKind.CONCURRENCY, description="concurrency, or rate (requests/s; hey and k6)"
+    )
     stop_error_rate: float = Field(
         0.05, description="a step above this share of errors ends its side"
     )
@@ -81,6 +84,7 @@ class LadderOut(Schema):
     investigation: int
     status: str
     tool: str
+    load_kind: str
     steps: list[float]
     step_seconds: int
     knees: dict
@@ -128,6 +132,7 @@ def ladder_out(ladder: Ladder) -> dict:
         "investigation": ladder.investigation_id,
         "status": ladder.status,
         "tool": ladder.tool,
+        "load_kind": ladder.load_kind,
         "steps": ladder.steps,
         "step_seconds": ladder.step_seconds,
         "knees": analysis.get("knees", {}),

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from investigations.choices import LadderStatus, LoadTool
+from investigations.choices import LadderStatus, LoadKind, LoadTool
 
 
 class Ladder(models.Model):
@@ -11,8 +11,12 @@ class Ladder(models.Model):
         "Investigation", on_delete=models.CASCADE, related_name="ladders"
     )
     tool = models.CharField(max_length=10, choices=LoadTool.choices, default=LoadTool.WRK)
-    # The loads, in order: concurrent connections (or requests/s for rate-driven tools).
+    # The loads, in order: concurrent connections, or requests/s for the tools that hold a
+    # rate (RATE_TOOLS).
     steps = models.JSONField(default=list)
+    load_kind = models.CharField(
+        max_length=20, choices=LoadKind.choices, default=LoadKind.CONCURRENCY
+    )
     step_seconds = models.PositiveIntegerField(default=30)
     warmup_seconds = models.PositiveIntegerField(default=5)
     # A step over either limit is the breaking point: that side stops there.

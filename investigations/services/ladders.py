@@ -19,10 +19,12 @@ from collectors.parsers.sampling import average, average_per_cpu, busiest_cpu
 from investigations.analysis.ladder import Point, find_divergence, find_knee
 from investigations.choices import (
     ENDED_LADDER_STATUSES,
+    RATE_TOOLS,
     EventKind,
     HostRole,
     ImportFormat,
     LadderStatus,
+    LoadKind,
     LoadTool,
 )
 from investigations.models import EnvironmentMember, Investigation, Ladder, LadderSide, LadderStep
@@ -72,6 +74,10 @@ def _check_numbers(steps, step_seconds, warmup_seconds, stop_error_rate, stop_p9
     return errors
 
 
+def _unit(load_kind: str) -> str:
+    return "requests/s" if load_kind == LoadKind.RATE else "connections"
+
+
 def _load_generator(investigation: Investigation, side_key: str):
     member = (
         EnvironmentMember.objects.filter(
@@ -95,6 +101,7 @@ def ladder_request(
     step_seconds: int = 30,
     warmup_seconds: int = 5,
     tool: str = LoadTool.WRK,
+    load_kind: str = LoadKind.CONCURRENCY,
     stop_error_rate: float = 0.05,
     stop_p99_ms: float | None = None,
     margin: float = 0.2,
@@ -111,6 +118,13 @@ def ladder_request(
             errors[f"side_{side}_url"] = str(error)
     if tool not in LoadTool.values:
         errors["tool"] = f"Choose one of: {', '.join(LoadTool.values)}."
+    if load_kind not in LoadKind.values:
+        errors["load_kind"] = f"Choose one of: {', '.join(LoadKind.values)}."
+    elif load_kind == LoadKind.RATE and tool not in RATE_TOOLS:
+        errors["load_kind"] = (
+            f"{tool} cannot hold a request rate: step requests/s with "
+            f"{' or '.join(RATE_TOOLS)}, or step connections."
+        )
     generators = {side: _load_generator(investigation, side) for side in ("a", "b")}
     missing = [side.upper() for side, member in generators.items() if member is None]
     if missing:
@@ -126,6 +140,7 @@ def ladder_request(
         investigation=investigation,
         tool=tool,
         steps=steps,
+        load_kind=load_kind,
         step_seconds=step_seconds,
         warmup_seconds=warmup_seconds,
         stop_error_rate=stop_error_rate,
@@ -144,7 +159,7 @@ def ladder_request(
         )
     _log(
         ladder,
-        f"Ladder started: {', '.join(map(str, steps))} connections, {step_seconds} s a step "
+        f"Ladder started: {', '.join(map(str, steps))} {_unit(load_kind)}, {step_seconds} s a step "
         f"with {tool}; A: {urls['a']} from {generators['a'].host.name}, "
         f"B: {urls['b']} from {generators['b'].host.name}",
         user,
@@ -422,6 +437,10 @@ def _import_results(format: str, files: list[tuple[str, bytes]], load: float | N
         if not found:
             raise ValidationError({"file": f"{where}no results in the file."})
         results.extend(found)
+    if len({result.load_kind for result in results}) > 1:
+        raise ValidationError(
+            {"file": "Some files step connections and others requests/s: import them apart."}
+        )
     loads = [result.load for result in results]
     repeated = sorted({load for load in loads if loads.count(load) > 1})
     if repeated:
@@ -473,6 +492,7 @@ def ladder_import(
             investigation=investigation,
             tool="",
             steps=[],
+            load_kind=results[0].load_kind,
             step_seconds=int(results[0].duration_s or 0),
             warmup_seconds=0,
             status=LadderStatus.IMPORTED,
@@ -480,6 +500,13 @@ def ladder_import(
             finished_at=timezone.now(),
         )
     ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
+    if ladder.load_kind != results[0].load_kind:
+        raise ValidationError(
+            {
+                "file": f"Ladder #{ladder.pk} steps {_unit(ladder.load_kind)}; these results "
+                f"step {_unit(results[0].load_kind)}."
+            }
+        )
     ladder_side = ladder.sides.filter(side=side).first()
     if ladder_side is None:
         ladder_side = LadderSide.objects.create(

@@ -117,7 +117,9 @@ def _detail_context(ladder: Ladder) -> dict:
         # A chart without a single value (CPU, for imported results) is left out.
         "charts": {
             name: figure
-            for name, figure in figures(points, cpu, knees, labels).items()
+            for name, figure in figures(
+                points, cpu, knees, labels, f"load ({ladder.get_load_kind_display()})"
+            ).items()
             if any(value is not None for trace in figure["data"] for value in trace["y"])
         },
         "done": ladder.status in ENDED_LADDER_STATUSES,

@@ -30,6 +30,7 @@ LADDER_KEYS = {
     "investigation",
     "status",
     "tool",
+    "load_kind",
     "steps",
     "step_seconds",
     "knees",

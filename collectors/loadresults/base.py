@@ -174,9 +174,18 @@ def rows_until(lines: list[str], start: int, pattern: str, expected: str, until:
     raise LoadResultError(at + 1, f"expected '{expected}', found the end of the output")
 
 
-def percentile_rows(lines: list[str], start: int, percents: tuple, value: str, unit: str):
+def percentile_rows(
+    lines: list[str],
+    start: int,
+    percents: tuple,
+    value: str,
+    unit: str,
+    no_sample: re.Pattern | None = None,
+):
     """A tool's fixed list of percentile lines `<percent>% <value>`, one per percent, in order
-    (blank lines before them skipped). Returns ([(line number, match)], index after them)."""
+    (blank lines before them skipped); a line matching `no_sample` stands for a percentile
+    the tool had no sample for and is left out. Returns ([(line number, match)], index after
+    them)."""
     at = start
     while at < len(lines) and not lines[at].strip():
         at += 1
@@ -184,6 +193,9 @@ def percentile_rows(lines: list[str], start: int, percents: tuple, value: str, u
     for percent in percents:
         expected = f"{percent}% {unit}"
         line = lines[at].strip() if at < len(lines) else None
+        if line is not None and no_sample is not None and no_sample.fullmatch(line):
+            at += 1
+            continue
         match = re.fullmatch(rf"({re.escape(percent)})%\s+{value}", line or "")
         if match is None:
             what = shown(line) if line is not None else "the end of the output"

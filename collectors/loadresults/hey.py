@@ -14,9 +14,9 @@ from collectors.loadresults.base import (
     make_step,
     next_line,
     percentile_map,
+    percentile_rows,
     read_lines,
     scan,
-    shown,
 )
 
 _HEY_SECS = rf"(NaN|{NUM}) secs"
@@ -26,7 +26,6 @@ def _hey_block(label: str, pattern: str, expected: str):
     return lambda lines, start: labelled_rows(lines, start, label, pattern, expected)
 
 
-_HEY_PERCENTS = ("10", "25", "50", "75", "90", "95", "99")
 # hey prints a percentile it found no sample for as "0% in 0.0000 secs": with fewer than
 # 100 responses p99 (and with fewer than 10, p90 and p95 too) comes out so.
 _HEY_NO_SAMPLE = re.compile(r"0%\s+in\s+0(?:\.0+)?\s+secs")
@@ -39,19 +38,14 @@ def _hey_distribution(lines: list[str], start: int):
         at += 1
     if at == len(lines) or not re.match(r"\S+% in", lines[at].strip()):
         return [], start
-    rows = []
-    for percent in _HEY_PERCENTS:
-        line = lines[at].strip() if at < len(lines) else None
-        if line is not None and _HEY_NO_SAMPLE.fullmatch(line):
-            at += 1
-            continue
-        match = re.fullmatch(rf"({percent})%\s+in ({NUM}) secs", line or "")
-        if match is None:
-            what = shown(line) if line is not None else "the end of the output"
-            raise LoadResultError(at + 1, f"expected '{percent}% in <seconds> secs', found {what}")
-        rows.append((at + 1, match))
-        at += 1
-    return rows, at
+    return percentile_rows(
+        lines,
+        at,
+        ("10", "25", "50", "75", "90", "95", "99"),
+        rf"in ({NUM}) secs",
+        "in <seconds> secs",
+        no_sample=_HEY_NO_SAMPLE,
+    )
 
 
 _HEY_ITEMS = [

@@ -12,10 +12,10 @@ from investigations.access import investigation_for_user
 from investigations.api.schemas import ErrorOut, Id, Text
 from investigations.choices import LoadKind, LoadTool, Role
 from investigations.models import Ladder
+from investigations.services.ladder_imports import ladder_import
 from investigations.services.ladders import (
     ladder_analysis,
     ladder_cancel,
-    ladder_import,
     ladder_request,
     ladders_expire_overdue,
 )

@@ -14,10 +14,10 @@ from investigations.choices import ENDED_LADDER_STATUSES, Role
 from investigations.forms import ImportForm, LadderForm, attach_errors
 from investigations.models import Ladder
 from investigations.selectors import ladder_rows, ladders_for
+from investigations.services.ladder_imports import ladder_import
 from investigations.services.ladders import (
     ladder_analysis,
     ladder_cancel,
-    ladder_import,
     ladder_points,
     ladder_request,
     ladders_expire_overdue,

@@ -22,7 +22,7 @@ from investigations.analysis.ladder import (
     find_knee,
     mark,
 )
-from investigations.services.ladders import ladder_import
+from investigations.services.ladder_imports import ladder_import
 from tests.conftest import HOSTILE_STRINGS, ApiClient
 
 

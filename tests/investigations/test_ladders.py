@@ -25,14 +25,13 @@ from investigations.models import (
     TimelineEvent,
 )
 from investigations.services.investigations import investigation_create
+from investigations.services.ladder_imports import MAX_IMPORT_FILES, ladder_import
 from investigations.services.ladders import (
-    MAX_IMPORT_FILES,
     breaking_reason,
     ladder_analysis,
     ladder_cancel,
     ladder_claim,
     ladder_finish_if_done,
-    ladder_import,
     ladder_request,
     ladder_side_finish,
     ladder_step_store,

@@ -1,0 +1,183 @@
+"""Ladder results made elsewhere, imported onto a side: all of a file or nothing."""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from collectors.loadresults import LoadResultError
+from collectors.loadresults import parse as parse_results
+from investigations.choices import ImportFormat, LadderStatus
+from investigations.models import Investigation, Ladder, LadderSide, LadderStep
+from investigations.services.checklist import checklist_refresh
+from investigations.services.ladders import (
+    ladder_analysis,
+    ladder_log,
+    ladder_step_store,
+    load_unit,
+)
+
+MAX_IMPORT_BYTES = 20 * 1024 * 1024  # a file
+MAX_IMPORT_FILES = 50
+
+
+# Formats whose output does not say its load: the option that gives it.
+LOAD_OPTION = {ImportFormat.HEY: "concurrency", ImportFormat.WRK2: "rate"}
+
+
+def _import_results(format: str, files: list[tuple[str, bytes]], load: float | None) -> list:
+    """Every file's steps, or a ValidationError naming the file, the line and what was
+    expected."""
+    if load is not None and format not in LOAD_OPTION:
+        raise ValidationError({"load": f"{ImportFormat(format).label} states its own load."})
+    if load is not None and len(files) > 1:
+        raise ValidationError({"load": "Give the load with one file at a time."})
+    options = {LOAD_OPTION[format]: load} if load is not None else {}
+    results = []
+    for name, content in files:
+        where = f"{name}: " if len(files) > 1 else ""
+        if len(content) > MAX_IMPORT_BYTES:
+            raise ValidationError(
+                {"file": f"{where}larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB."}
+            )
+        try:
+            text = content.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValidationError(
+                {"file": f"{where}not UTF-8 text (byte {error.start})."}
+            ) from None
+        try:
+            found = parse_results(format, text, **options)
+        except LoadResultError as error:
+            raise ValidationError({"file": f"{where}{error}"}) from None
+        if not found:
+            raise ValidationError({"file": f"{where}no results in the file."})
+        results.extend(found)
+    if len({result.load_kind for result in results}) > 1:
+        raise ValidationError(
+            {"file": "Some files step connections and others requests/s: import them apart."}
+        )
+    loads = [result.load for result in results]
+    repeated = sorted({load for load in loads if loads.count(load) > 1})
+    if repeated:
+        raise ValidationError(
+            {"file": f"More than one result at load {', '.join(f'{x:g}' for x in repeated)}."}
+        )
+    return sorted(results, key=lambda result: result.load)
+
+
+def _load_number(load: float) -> int | float:
+    return int(load) if float(load).is_integer() else load
+
+
+@transaction.atomic
+def ladder_import(
+    *,
+    investigation: Investigation,
+    user,
+    side_key: str,
+    format: str,
+    files: list[tuple[str, bytes]],
+    ladder: Ladder | None = None,
+    load: float | None = None,
+) -> Ladder:
+    """Results made elsewhere, onto one side: a new ladder, the other side of a ladder, or
+    more steps (loads it lacks) for a side imported before. Files are (name, content).
+
+    All or nothing: a file that does not parse leaves no trace.
+    """
+    errors = {}
+    if side_key not in ("a", "b"):
+        errors["side"] = "Choose side a or b."
+    if format not in ImportFormat.values:
+        errors["format"] = f"Choose one of: {', '.join(ImportFormat.values)}."
+    if not files:
+        errors["file"] = "Choose a result file."
+    elif len(files) > MAX_IMPORT_FILES:
+        errors["file"] = f"At most {MAX_IMPORT_FILES} files at a time."
+    if load is not None and not (isinstance(load, int | float) and 0 < load <= 10_000_000):
+        errors["load"] = "The load is a positive number."
+    if ladder is not None and ladder.investigation_id != investigation.pk:
+        errors["ladder"] = "Choose a ladder of this investigation."
+    if errors:
+        raise ValidationError(errors)
+    results = _import_results(format, files, load)
+    side = investigation.sides.get(key=side_key)
+    if ladder is None:
+        ladder = Ladder.objects.create(
+            investigation=investigation,
+            tool="",
+            steps=[],
+            load_kind=results[0].load_kind,
+            step_seconds=int(results[0].duration_s or 0),
+            warmup_seconds=0,
+            status=LadderStatus.IMPORTED,
+            requested_by=user,
+            finished_at=timezone.now(),
+        )
+    ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
+    if ladder.load_kind != results[0].load_kind:
+        raise ValidationError(
+            {
+                "file": f"Ladder #{ladder.pk} steps {load_unit(ladder.load_kind)}; these results "
+                f"step {load_unit(results[0].load_kind)}."
+            }
+        )
+    ladder_side = ladder.sides.filter(side=side).first()
+    if ladder_side is None:
+        ladder_side = LadderSide.objects.create(
+            ladder=ladder,
+            side=side,
+            status=LadderStatus.IMPORTED,
+            source=format,
+            finished_at=timezone.now(),
+        )
+    elif ladder_side.status != LadderStatus.IMPORTED:
+        raise ValidationError(
+            {"side": f"Side {side_key.upper()} of ladder #{ladder.pk} was run here, not imported."}
+        )
+    else:
+        have = set(ladder_side.steps.values_list("load", flat=True))
+        clash = sorted(have & {result.load for result in results})
+        if clash:
+            raise ValidationError(
+                {
+                    "file": f"Side {side_key.upper()} of ladder #{ladder.pk} already has a step "
+                    f"at load {', '.join(f'{x:g}' for x in clash)}."
+                }
+            )
+    _import_steps(ladder_side, results)
+    ladder.steps = sorted(
+        {
+            _load_number(x)
+            for x in LadderStep.objects.filter(ladder_side__ladder=ladder).values_list(
+                "load", flat=True
+            )
+        }
+    )
+    ladder.analysis = ladder_analysis(ladder)
+    ladder.save(update_fields=["steps", "analysis"])
+    ladder_log(
+        ladder,
+        f"Imported {ImportFormat(format).label} onto side {side_key.upper()}: {len(results)} "
+        f"step{'s' if len(results) != 1 else ''} ({', '.join(f'{r.load:g}' for r in results)})",
+        user,
+        side=side_key,
+        format=format,
+    )
+    checklist_refresh(investigation=investigation)
+    return ladder
+
+
+def _import_steps(ladder_side: LadderSide, results: list) -> None:
+    """Store the new steps among the side's old ones, all numbered in order of load."""
+    old = list(ladder_side.steps.all())
+    for step in old:
+        step.index += 1_000_000  # out of the way first: an index is unique per side
+    LadderStep.objects.bulk_update(old, ["index"])
+    merged = sorted([*old, *results], key=lambda item: item.load)
+    for index, item in enumerate(merged):
+        if isinstance(item, LadderStep):
+            item.index = index
+        else:
+            ladder_step_store(ladder_side=ladder_side, index=index, result=item)
+    LadderStep.objects.bulk_update(old, ["index"])

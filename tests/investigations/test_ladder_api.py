@@ -12,9 +12,9 @@ from collectors.loadresults import parse
 from investigations.choices import HostRole, LadderStatus
 from investigations.models import Ladder, LadderSide, LadderStep, TimelineEvent
 from investigations.services.investigations import investigation_create
+from investigations.services.ladder_imports import ladder_import
 from investigations.services.ladders import (
     ladder_claim,
-    ladder_import,
     ladder_side_finish,
     ladder_step_store,
 )

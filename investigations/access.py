@@ -5,7 +5,17 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
 from investigations.choices import Role
-from investigations.models import Credential, Host, Investigation, Membership, Team
+from investigations.models import (
+    Artifact,
+    Collection,
+    Credential,
+    Finding,
+    Host,
+    Investigation,
+    Ladder,
+    Membership,
+    Team,
+)
 
 ROLE_NAMES = {Role.RESPONDER: "responders", Role.LEAD: "leads"}
 
@@ -27,12 +37,22 @@ def require_role(user, team_id: int, role: str = Role.VIEWER) -> str:
     return held
 
 
+def _team_id(obj) -> int:
+    if isinstance(obj, Team):
+        return obj.pk
+    if isinstance(obj, Artifact):
+        return obj.collection.investigation.team_id
+    if isinstance(obj, Collection | Finding | Ladder):
+        return obj.investigation.team_id
+    return obj.team_id
+
+
 def _for_user(queryset, pk: int, user, role: str):
     """The object with this pk if the user holds `role` in its team, else 404 or 403."""
     obj = queryset.filter(pk=pk).first()
     if obj is None:
         raise Http404("Not found.")
-    obj.user_role = require_role(user, obj.pk if isinstance(obj, Team) else obj.team_id, role)
+    obj.user_role = require_role(user, _team_id(obj), role)
     return obj
 
 
@@ -54,3 +74,19 @@ def credential_for_user(user, pk: int, role: str = Role.VIEWER) -> Credential:
 
 def membership_for_lead(user, pk: int) -> Membership:
     return _for_user(Membership.objects.select_related("team", "user"), pk, user, Role.LEAD)
+
+
+def collection_for_user(user, pk: int, role: str = Role.VIEWER) -> Collection:
+    return _for_user(Collection.objects.select_related("investigation"), pk, user, role)
+
+
+def finding_for_user(user, pk: int, role: str = Role.VIEWER) -> Finding:
+    return _for_user(Finding.objects.select_related("investigation"), pk, user, role)
+
+
+def artifact_for_user(user, pk: int, role: str = Role.VIEWER) -> Artifact:
+    return _for_user(Artifact.objects.select_related("collection__investigation"), pk, user, role)
+
+
+def ladder_for_user(user, pk: int, role: str = Role.VIEWER) -> Ladder:
+    return _for_user(Ladder.objects.select_related("investigation__team"), pk, user, role)

@@ -7,7 +7,7 @@ from django.db.models import Case, Count, IntegerField, Max, QuerySet, Value, Wh
 
 from investigations.analysis.diagram import DiagramEdge, DiagramNode, figure
 from investigations.analysis.diff import ONLY_A, ONLY_B, SAME, VOLATILE, diff_facts
-from investigations.analysis.ladder import mark
+from investigations.analysis.ladder import Point, mark
 from investigations.choices import (
     SETTLED_ITEM_STATUSES,
     FindingSeverity,
@@ -288,8 +288,32 @@ def my_checklist_items(*, user) -> QuerySet[ChecklistItem]:
 
 
 def ladders_for(*, investigation: Investigation) -> QuerySet:
-    """The investigation's ladders, newest first, with their sides and steps loaded."""
-    return investigation.ladders.prefetch_related("sides__side", "sides__steps")
+    """The investigation's ladders, newest first, with their sides loaded."""
+    return investigation.ladders.prefetch_related("sides__side")
+
+
+def ladder_sides(*, ladder) -> list:
+    """The ladder's sides, A then B, each with its side, load generator and steps loaded
+    (two queries): what ladder_points and ladder_rows read."""
+    return list(ladder.sides.select_related("side", "load_generator").prefetch_related("steps"))
+
+
+def ladder_points(sides) -> dict[str, list[Point]]:
+    """Each side's steps as the analysis reads them, from sides loaded by ladder_sides."""
+    points: dict[str, list[Point]] = {"a": [], "b": []}
+    for side in sides:
+        points[side.side.key] = [
+            Point(
+                index=step.index,
+                load=step.load,
+                rps=step.rps,
+                p50=step.latency_ms.get("p50"),
+                p99=step.latency_ms.get("p99"),
+                error_rate=step.error_rate,
+            )
+            for step in side.steps.all()
+        ]
+    return points
 
 
 @dataclass
@@ -317,9 +341,10 @@ def _skew_ms(a, b) -> float | None:
     return abs((a.started_at - b.started_at).total_seconds()) * 1000
 
 
-def ladder_rows(*, ladder) -> list[LadderRow]:
+def ladder_rows(*, ladder, sides) -> list[LadderRow]:
+    """The per-step table, from sides loaded by ladder_sides."""
     steps: dict[str, dict[float, object]] = {"a": {}, "b": {}}
-    for side in ladder.sides.all():
+    for side in sides:
         for step in side.steps.all():
             steps[side.side.key][step.load] = step
     rows = []

@@ -4,10 +4,10 @@ from typing import Literal
 from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
 
-from investigations.access import investigation_for_user, require_role
+from investigations.access import collection_for_user, finding_for_user, investigation_for_user
 from investigations.api.schemas import ErrorOut, Id, Text
 from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
-from investigations.models import Collection, Finding
+from investigations.models import Collection
 from investigations.selectors import fact_pair_diffs, findings_for, latest_snapshots
 from investigations.services.collections import collection_request, targets_expire_overdue
 from investigations.services.findings import finding_set_status
@@ -136,8 +136,8 @@ def collections_create(request, investigation_id: Id, payload: CollectionIn):
 @router.get("/collections/{collection_id}", response={200: CollectionOut, **ERRORS})
 def collections_get(request, collection_id: Id):
     """Status and one entry per target; poll it until `status` is completed or failed."""
+    collection_for_user(request.user, collection_id)
     collection = _collection(collection_id)
-    require_role(request.user, collection.investigation.team_id)
     if targets_expire_overdue(collection=collection):
         collection = _collection(collection_id)
     return collection
@@ -195,6 +195,5 @@ def findings_list(
 @router.patch("/findings/{finding_id}", response={200: FindingOut, **ERRORS})
 def findings_patch(request, finding_id: Id, payload: FindingPatch):
     """Confirm or dismiss a finding (status: confirmed, dismissed or open)."""
-    finding = get_object_or_404(Finding.objects.select_related("investigation"), pk=finding_id)
-    require_role(request.user, finding.investigation.team_id, Role.RESPONDER)
+    finding = finding_for_user(request.user, finding_id, Role.RESPONDER)
     return finding_set_status(finding=finding, user=request.user, status=payload.status)

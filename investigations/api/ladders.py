@@ -3,15 +3,15 @@
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404
 from ninja import Field, File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 from pydantic import StrictInt
 
-from investigations.access import investigation_for_user
+from investigations.access import investigation_for_user, ladder_for_user
 from investigations.api.schemas import ErrorOut, Id, Text
 from investigations.choices import LoadKind, LoadTool, Role
 from investigations.models import Ladder
+from investigations.selectors import ladder_points, ladder_sides
 from investigations.services.ladder_imports import ladder_import
 from investigations.services.ladders import (
     ladder_analysis,
@@ -97,8 +97,8 @@ class LadderOut(Schema):
 
 
 def ladder_out(ladder: Ladder) -> dict:
-    analysis = ladder.analysis or ladder_analysis(ladder)
-    sides = list(ladder.sides.select_related("side", "load_generator").prefetch_related("steps"))
+    sides = ladder_sides(ladder=ladder)
+    analysis = ladder.analysis or ladder_analysis(ladder, ladder_points(sides))
     results = []
     for side in sides:
         for step in side.steps.all():
@@ -157,12 +157,6 @@ def ladder_out(ladder: Ladder) -> dict:
     }
 
 
-def _ladder(request, ladder_id: int, role=Role.VIEWER) -> Ladder:
-    ladder = get_object_or_404(Ladder, pk=ladder_id)
-    investigation_for_user(request.user, ladder.investigation_id, role)
-    return ladder
-
-
 @router.post("/investigations/{investigation_id}/ladders", response={201: LadderOut, **ERRORS})
 def ladders_create(request, investigation_id: Id, payload: LadderIn):
     """Start a ladder on both sides' load generators (role load_generator)."""
@@ -174,14 +168,18 @@ def ladders_create(request, investigation_id: Id, payload: LadderIn):
 @router.get("/ladders/{ladder_id}", response={200: LadderOut, **ERRORS})
 def ladders_get(request, ladder_id: Id):
     """Status, each side's knee, the divergence step and every step's results."""
-    ladders_expire_overdue()
-    return ladder_out(_ladder(request, ladder_id))
+    ladder = ladder_for_user(request.user, ladder_id)
+    if ladders_expire_overdue(ladder=ladder):
+        ladder.refresh_from_db()
+    return ladder_out(ladder)
 
 
 @router.post("/ladders/{ladder_id}/cancel", response={200: LadderOut, **ERRORS})
 def ladders_cancel(request, ladder_id: Id):
     """Stop both sides: their load tools and samplers are killed."""
-    ladder = ladder_cancel(ladder=_ladder(request, ladder_id, Role.RESPONDER), user=request.user)
+    ladder = ladder_cancel(
+        ladder=ladder_for_user(request.user, ladder_id, Role.RESPONDER), user=request.user
+    )
     return ladder_out(ladder)
 
 

@@ -27,6 +27,7 @@ from investigations.choices import (
     LoadTool,
 )
 from investigations.models import EnvironmentMember, Investigation, Ladder, LadderSide, LadderStep
+from investigations.selectors import ladder_points, ladder_sides
 from investigations.services.checklist import checklist_refresh
 from investigations.services.timeline import timeline_event_log
 
@@ -300,38 +301,26 @@ def ladder_side_finish(
         transaction.on_commit(lambda: ladder_finish_if_done(ladder_id=side.ladder_id))
 
 
-def ladders_expire_overdue() -> None:
-    """Fail running sides past their deadline (their worker died or hung)."""
-    for side in LadderSide.objects.filter(
-        status=LadderStatus.RUNNING, deadline_at__lt=timezone.now()
-    ).only("pk"):
+def ladders_expire_overdue(*, ladder: Ladder | None = None) -> int:
+    """Fail running sides past their deadline (their worker died or hung): of one ladder, or
+    of all. Returns how many."""
+    overdue = LadderSide.objects.filter(status=LadderStatus.RUNNING, deadline_at__lt=timezone.now())
+    if ladder is not None:
+        overdue = overdue.filter(ladder=ladder)
+    side_ids = list(overdue.values_list("pk", flat=True))
+    for side_id in side_ids:
         ladder_side_finish(
-            side_id=side.pk,
+            side_id=side_id,
             status=LadderStatus.FAILED,
             error="Gave up: no result within the time limit.",
         )
+    return len(side_ids)
 
 
-def ladder_points(ladder: Ladder) -> dict[str, list[Point]]:
-    points: dict[str, list[Point]] = {"a": [], "b": []}
-    sides = ladder.sides.select_related("side").prefetch_related("steps")
-    for side in sides:
-        points[side.side.key] = [
-            Point(
-                index=step.index,
-                load=step.load,
-                rps=step.rps,
-                p50=step.latency_ms.get("p50"),
-                p99=step.latency_ms.get("p99"),
-                error_rate=step.error_rate,
-            )
-            for step in side.steps.all()
-        ]
-    return points
-
-
-def ladder_analysis(ladder: Ladder) -> dict:
-    points = ladder_points(ladder)
+def ladder_analysis(ladder: Ladder, points: dict[str, list[Point]] | None = None) -> dict:
+    """Each side's knee and the divergence step (from `points`, loaded here if not given)."""
+    if points is None:
+        points = ladder_points(ladder_sides(ladder=ladder))
     knees = {side: find_knee(side_points) for side, side_points in points.items()}
     load, divergence_reason = find_divergence(points["a"], points["b"], ladder.margin)
     # The step's place in the ladder's own list of loads (sides may number theirs apart).

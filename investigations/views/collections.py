@@ -2,16 +2,20 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from investigations.access import investigation_for_user, require_role
+from investigations.access import (
+    artifact_for_user,
+    collection_for_user,
+    finding_for_user,
+    investigation_for_user,
+)
 from investigations.choices import ENDED_TARGET_STATUSES, Role
 from investigations.forms import CollectFactsForm
-from investigations.models import Artifact, Collection, Finding
 from investigations.selectors import fact_pair_diffs
 from investigations.services.collections import collection_request, targets_expire_overdue
 from investigations.services.findings import finding_set_status
@@ -38,16 +42,10 @@ def collection_new(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(reverse("investigation_detail", args=[pk]) + "#evidence")
 
 
-def _collection_for_user(user, pk: int) -> Collection:
-    collection = get_object_or_404(Collection.objects.select_related("investigation"), pk=pk)
-    require_role(user, collection.investigation.team_id)
-    return collection
-
-
 @login_required
 def collection_status(request: HttpRequest, pk: int) -> HttpResponse:
     """The progress of one collection; htmx polls it and stops when every target ended."""
-    collection = _collection_for_user(request.user, pk)
+    collection = collection_for_user(request.user, pk)
     if not wants_partial(request):
         return redirect(
             reverse("investigation_detail", args=[collection.investigation_id]) + "#evidence"
@@ -82,8 +80,7 @@ def facts_diff(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def finding_status(request: HttpRequest, pk: int) -> HttpResponse:
-    finding = get_object_or_404(Finding.objects.select_related("investigation"), pk=pk)
-    require_role(request.user, finding.investigation.team_id, Role.RESPONDER)
+    finding = finding_for_user(request.user, pk, Role.RESPONDER)
     try:
         finding_set_status(
             finding=finding, user=request.user, status=request.POST.get("status", "")
@@ -95,10 +92,7 @@ def finding_status(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def artifact_download(request: HttpRequest, pk: int) -> FileResponse:
-    artifact = get_object_or_404(
-        Artifact.objects.select_related("collection__investigation"), pk=pk
-    )
-    require_role(request.user, artifact.collection.investigation.team_id)
+    artifact = artifact_for_user(request.user, pk)
     try:
         content = artifact.file.open("rb")
     except FileNotFoundError:

@@ -2,23 +2,22 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from investigations.access import investigation_for_user
+from investigations.access import investigation_for_user, ladder_for_user
 from investigations.analysis.ladder import figures, find_knee
 from investigations.choices import ENDED_LADDER_STATUSES, Role
 from investigations.forms import ImportForm, LadderForm, attach_errors
 from investigations.models import Ladder
-from investigations.selectors import ladder_rows, ladders_for
+from investigations.selectors import ladder_points, ladder_rows, ladder_sides, ladders_for
 from investigations.services.ladder_imports import ladder_import
 from investigations.services.ladders import (
     ladder_analysis,
     ladder_cancel,
-    ladder_points,
     ladder_request,
     ladders_expire_overdue,
 )
@@ -37,12 +36,6 @@ def ladders_context(investigation, *, ladder_form=None, import_form=None) -> dic
         "ladder_form": ladder_form or LadderForm(initial=initial),
         "import_form": import_form or ImportForm(ladders=investigation.ladders.all()),
     }
-
-
-def _ladder_for_user(user, pk: int, role: str = Role.VIEWER) -> Ladder:
-    ladder = get_object_or_404(Ladder.objects.select_related("investigation"), pk=pk)
-    ladder.investigation = investigation_for_user(user, ladder.investigation_id, role)
-    return ladder
 
 
 @require_POST
@@ -97,23 +90,31 @@ def ladder_import_view(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(reverse("investigation_detail", args=[pk]) + "#ladders")
 
 
-def _detail_context(ladder: Ladder) -> dict:
-    ladders_expire_overdue()
-    # Only the fields a run changes: the investigation (with the user's role) stays.
+def _progress_context(ladder: Ladder) -> dict:
+    """What the polled progress table reads."""
+    ladders_expire_overdue(ladder=ladder)
+    # Only the fields a run changes.
     ladder.refresh_from_db(fields=["status", "analysis", "cancel_requested_at", "finished_at"])
-    sides = list(ladder.sides.select_related("side", "load_generator").prefetch_related("steps"))
-    points = ladder_points(ladder)
+    return {
+        "ladder": ladder,
+        "sides": ladder_sides(ladder=ladder),
+        "done": ladder.status in ENDED_LADDER_STATUSES,
+    }
+
+
+def _detail_context(ladder: Ladder) -> dict:
+    context = _progress_context(ladder)
+    sides = context["sides"]
+    points = ladder_points(sides)
     knees = {side: find_knee(side_points) for side, side_points in points.items()}
-    analysis = ladder.analysis or ladder_analysis(ladder)
     labels = {side.side.key: side.side.label for side in sides}
     cpu = {side.side.key: [step.cpu for step in side.steps.all()] for side in sides}
     return {
-        "ladder": ladder,
+        **context,
         "investigation": ladder.investigation,
-        "sides": sides,
-        "analysis": analysis,
+        "analysis": ladder.analysis or ladder_analysis(ladder, points),
         "knees": knees,
-        "rows": ladder_rows(ladder=ladder),
+        "rows": ladder_rows(ladder=ladder, sides=sides),
         # A chart without a single value (CPU, for imported results) is left out.
         "charts": {
             name: figure
@@ -122,23 +123,22 @@ def _detail_context(ladder: Ladder) -> dict:
             ).items()
             if any(value is not None for trace in figure["data"] for value in trace["y"])
         },
-        "done": ladder.status in ENDED_LADDER_STATUSES,
-        "can_write": ladder.investigation.user_role != Role.VIEWER,
+        "can_write": ladder.user_role != Role.VIEWER,
     }
 
 
 @login_required
 def ladder_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    ladder = _ladder_for_user(request.user, pk)
-    context = _detail_context(ladder)
+    ladder = ladder_for_user(request.user, pk)
     if wants_partial(request):
+        context = _progress_context(ladder)
         response = render(request, "investigations/_ladder_progress.html", context)
         if context["done"]:
             # The final answer is swapped in, then htmx stops polling (and the page reloads
             # its charts, see the template).
             response.status_code = HttpResponseStopPolling.status_code
     else:
-        response = render(request, "investigations/ladder_detail.html", context)
+        response = render(request, "investigations/ladder_detail.html", _detail_context(ladder))
     patch_vary_headers(response, ["HX-Request"])
     return response
 
@@ -146,7 +146,7 @@ def ladder_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def ladder_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-    ladder = _ladder_for_user(request.user, pk, Role.RESPONDER)
+    ladder = ladder_for_user(request.user, pk, Role.RESPONDER)
     try:
         ladder_cancel(ladder=ladder, user=request.user)
         messages.info(request, "Cancelling: the load tools are being stopped on both sides.")

@@ -203,6 +203,10 @@ class FindingStatus(ColouredChoices):
         }
 
 
+# Findings still to act on; the others (dismissed, resolved) are shown apart.
+ACTIVE_FINDING_STATUSES = [FindingStatus.OPEN, FindingStatus.CONFIRMED]
+
+
 class PathNodeKind(models.TextChoices):
     LOAD_GENERATOR = "load_generator", "Load generator"
     DNS = "dns", "DNS"

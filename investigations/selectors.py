@@ -9,9 +9,9 @@ from investigations.analysis.diagram import DiagramEdge, DiagramNode, figure
 from investigations.analysis.diff import ONLY_A, ONLY_B, SAME, VOLATILE, diff_facts
 from investigations.analysis.ladder import Point, mark
 from investigations.choices import (
+    ACTIVE_FINDING_STATUSES,
     SETTLED_ITEM_STATUSES,
     FindingSeverity,
-    FindingStatus,
     HostRole,
     SideKey,
 )
@@ -119,10 +119,13 @@ def api_tokens_for(*, user) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(user=user)
 
 
-def latest_snapshots(*, investigation: Investigation) -> dict[tuple[int, str], FactSnapshot]:
+def latest_snapshots(
+    *, investigation: Investigation, load_facts: bool = True
+) -> dict[tuple[int, str], FactSnapshot]:
     """The newest fact snapshot of each host on each side: {(host id, side key): snapshot}.
 
-    Two queries: the newest ids, then those rows (older snapshots' facts are never loaded).
+    Two queries: the newest ids, then those rows (older snapshots' facts are never loaded,
+    nor the newest ones' without load_facts).
     """
     newest = (
         FactSnapshot.objects.filter(investigation=investigation)
@@ -131,6 +134,8 @@ def latest_snapshots(*, investigation: Investigation) -> dict[tuple[int, str], F
         .values_list("last", flat=True)
     )
     snapshots = FactSnapshot.objects.filter(id__in=list(newest)).select_related("host", "side")
+    if not load_facts:
+        snapshots = snapshots.defer("facts", "probes")
     return {(s.host_id, s.side.key): s for s in snapshots}
 
 
@@ -151,9 +156,10 @@ class FactPair:
         return self.snapshot_a is not None and self.snapshot_b is not None
 
 
-def fact_pairs(*, investigation: Investigation) -> list[FactPair]:
-    """Every host pair with both sides present, once per pair of hosts, with their facts."""
-    snapshots = latest_snapshots(investigation=investigation)
+def fact_pairs(*, investigation: Investigation, load_facts: bool = True) -> list[FactPair]:
+    """Every host pair with both sides present, once per pair of hosts, with their newest
+    snapshots (without their facts and probes unless load_facts)."""
+    snapshots = latest_snapshots(investigation=investigation, load_facts=load_facts)
     pairs: dict[tuple[int, int], FactPair] = {}
     for pair in host_pairs(investigation=investigation):
         if pair.a is None or pair.b is None:
@@ -212,7 +218,7 @@ def findings_for(*, investigation: Investigation, status: str = "") -> QuerySet[
         output_field=IntegerField(),
     )
     settled = Case(
-        When(status__in=[FindingStatus.OPEN, FindingStatus.CONFIRMED], then=Value(0)),
+        When(status__in=ACTIVE_FINDING_STATUSES, then=Value(0)),
         default=Value(1),
         output_field=IntegerField(),
     )
@@ -239,26 +245,17 @@ def path_edges(*, investigation: Investigation) -> QuerySet[PathEdge]:
     return investigation.path_edges.select_related("source", "target")
 
 
-def path_figure(*, investigation: Investigation) -> dict:
-    """The plotly figure of the traffic path (two queries)."""
-    nodes = [
-        DiagramNode(n.pk, n.label, n.get_kind_display(), n.state, n.specs_differ)
-        for n in investigation.path_nodes.all()
-    ]
-    edges = [
-        DiagramEdge(e.source_id, e.target_id, e.summary if e.protocol != "other" or e.tls else "")
-        for e in investigation.path_edges.all()
-    ]
-    return figure(nodes, edges)
-
-
-def path_version(*, investigation: Investigation) -> str:
-    """Changes whenever a node or edge is added, edited or removed."""
-    parts = []
-    for rows in (investigation.path_nodes, investigation.path_edges):
-        stats = rows.aggregate(count=Count("id"), last=Max("updated_at"))
-        parts += [str(stats["count"]), str(stats["last"].timestamp() if stats["last"] else 0)]
-    return "-".join(parts)
+def path_figure(*, nodes, edges) -> dict:
+    """The plotly figure of the traffic path, from nodes and edges already loaded."""
+    return figure(
+        [DiagramNode(n.pk, n.label, n.get_kind_display(), n.state, n.specs_differ) for n in nodes],
+        [
+            DiagramEdge(
+                e.source_id, e.target_id, e.summary if e.protocol != "other" or e.tls else ""
+            )
+            for e in edges
+        ],
+    )
 
 
 def checklist_items(*, investigation: Investigation) -> QuerySet[ChecklistItem]:

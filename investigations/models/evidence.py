@@ -1,6 +1,6 @@
 from django.db import models
 
-from investigations.choices import FindingSeverity, FindingStatus
+from investigations.choices import ACTIVE_FINDING_STATUSES, FindingSeverity, FindingStatus
 
 
 class FactSnapshot(models.Model):
@@ -75,4 +75,4 @@ class Finding(models.Model):
     @property
     def is_settled(self) -> bool:
         """Dismissed or resolved: shown apart from the ones still to act on."""
-        return self.status in (FindingStatus.DISMISSED, FindingStatus.RESOLVED)
+        return self.status not in ACTIVE_FINDING_STATUSES

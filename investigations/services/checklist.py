@@ -10,11 +10,12 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
 
 from investigations.access import role_in_team
-from investigations.choices import EventKind, FindingStatus, ItemStatus, NodeState
+from investigations.choices import EventKind, FindingStatus, ItemStatus, LadderStatus, NodeState
 from investigations.models import ChecklistItem, Investigation
 from investigations.selectors import fact_pairs
 from investigations.services.timeline import timeline_event_log
@@ -25,7 +26,6 @@ class Step:
     key: str
     title: str
     description: str
-    automatic: bool = False
 
 
 METHOD = [
@@ -34,41 +34,35 @@ METHOD = [
         "State the symptom exactly",
         "Name the metric, the load under which it was measured and its value on each side: "
         "'p99 1445 ms on A, 557 ms on B at 500 concurrent users', not 'A is slow'.",
-        automatic=True,
     ),
     Step(
         "path",
         "Draw the traffic path",
         "Every hop on both sides, from the load generator to the deepest dependency: entry "
         "points and their sizes, the service and its limits, databases and middleware.",
-        automatic=True,
     ),
     Step(
         "pairs",
         "Pair the environments",
         "Place the hosts of each role on both sides, so that like compares with like.",
-        automatic=True,
     ),
     Step(
         "sides_match",
         "Confirm the sides match",
         "Host facts from both hosts of every pair; deployment files, the image and the "
         "checksums of the packages inside it; configuration. Every finding reviewed.",
-        automatic=True,
     ),
     Step(
         "rule_out_path",
         "Rule out the path",
         "Mark each hop ruled out or suspect: new-connection rate and bandwidth of the load "
         "balancer, gateway CPU, SNAT, the saturation of each dependency.",
-        automatic=True,
     ),
     Step(
         "ladder",
         "Ladder load test to the knee",
         "Step the load up on both sides together and find the step where they begin to "
         "differ: the knee. Evidence is clearest there.",
-        automatic=True,
     ),
     Step(
         "host_at_knee",
@@ -98,7 +92,6 @@ METHOD = [
         "The timeline, the root cause, and the alert that would have caught it earlier.",
     ),
 ]
-STEPS = {step.key: step for step in METHOD}
 
 
 def checklist_create_defaults(*, investigation: Investigation) -> None:
@@ -143,7 +136,7 @@ def _pairs(investigation: Investigation) -> str | None:
 
 
 def _sides_match(investigation: Investigation) -> str | None:
-    pairs = fact_pairs(investigation=investigation)
+    pairs = fact_pairs(investigation=investigation, load_facts=False)
     if not pairs or not all(pair.complete for pair in pairs):
         return None
     if investigation.findings.filter(status=FindingStatus.OPEN).exists():
@@ -162,17 +155,23 @@ def _rule_out_path(investigation: Investigation) -> str | None:
 
 def _ladder(investigation: Investigation) -> str | None:
     """A ladder with results on both sides (run here, or imported)."""
-    for ladder in investigation.ladders.filter(status__in=["completed", "imported"]):
-        if ladder.sides.filter(steps__isnull=False).values("side").distinct().count() == 2:
-            knees = ladder.analysis.get("knees", {})
-            said = ", ".join(
-                f"{side.upper()} at {knee['load']:g}"
-                if knee.get("load") is not None
-                else f"{side.upper()} not reached"
-                for side, knee in sorted(knees.items())
-            )
-            return f"ladder #{ladder.pk}" + (f"; knee {said}" if said else "")
-    return None
+    ladder = (
+        investigation.ladders.filter(status__in=[LadderStatus.COMPLETED, LadderStatus.IMPORTED])
+        .annotate(
+            sides_with_steps=Count("sides", filter=Q(sides__steps__isnull=False), distinct=True)
+        )
+        .filter(sides_with_steps=2)
+        .first()
+    )
+    if ladder is None:
+        return None
+    said = ", ".join(
+        f"{side.upper()} at {knee['load']:g}"
+        if knee.get("load") is not None
+        else f"{side.upper()} not reached"
+        for side, knee in sorted(ladder.analysis.get("knees", {}).items())
+    )
+    return f"ladder #{ladder.pk}" + (f"; knee {said}" if said else "")
 
 
 EVIDENCE = {
@@ -193,6 +192,8 @@ def checklist_refresh(*, investigation: Investigation) -> None:
     )
     now = timezone.now()
     for item in items:
+        if not item.auto and item.status not in (ItemStatus.TODO, ItemStatus.IN_PROGRESS):
+            continue  # settled by a person: evidence changes nothing, so it is not looked for
         evidence = EVIDENCE[item.key](investigation)
         if evidence and item.status in (ItemStatus.TODO, ItemStatus.IN_PROGRESS):
             item.status, item.auto, item.evidence, item.completed_at = (

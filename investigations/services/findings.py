@@ -11,8 +11,6 @@ from investigations.selectors import fact_pairs
 from investigations.services.checklist import checklist_refresh
 from investigations.services.timeline import timeline_event_log
 
-ACTIVE = [FindingStatus.OPEN, FindingStatus.CONFIRMED]
-
 
 @transaction.atomic
 def findings_refresh(*, investigation: Investigation) -> None:

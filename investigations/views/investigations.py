@@ -44,8 +44,8 @@ from investigations.services.investigations import (
 )
 from investigations.views.checklist import checklist_context
 from investigations.views.ladders import ladders_context
-from investigations.views.pages import paginate, query_id
-from investigations.views.path import path_context
+from investigations.views.pages import paginate
+from investigations.views.path import path_context, requested_node
 from investigations.views.timeline import timeline_context
 
 User = get_user_model()
@@ -136,18 +136,12 @@ def investigation_detail(request: HttpRequest, pk: int) -> HttpResponse:
         **evidence_context(investigation),
         **checklist_context(investigation),
         **ladders_context(investigation),
-        **path_context(investigation, request.user, node=_node(request, investigation)),
+        **path_context(investigation, request.user, node=requested_node(request, investigation)),
         **timeline_context(request, investigation),
     }
     if can_write:
         context["entry_form"] = TimelineEntryForm()
     return render(request, "investigations/investigation_detail.html", context)
-
-
-def _node(request, investigation):
-    """The path node whose details are open (?node=ID), if any."""
-    node_id = query_id(request, "node")
-    return investigation.path_nodes.filter(pk=node_id).first() if node_id is not None else None
 
 
 def evidence_context(investigation) -> dict:

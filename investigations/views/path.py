@@ -26,7 +26,6 @@ from investigations.selectors import (
     path_edges,
     path_figure,
     path_nodes,
-    path_version,
 )
 from investigations.services.path import (
     path_edge_create,
@@ -40,16 +39,21 @@ from investigations.services.path import (
 from investigations.views.pages import query_id, wants_partial
 
 
+def requested_node(request: HttpRequest, investigation):
+    """The path node whose details are open (?node=ID), if any."""
+    node_id = query_id(request, "node")
+    return investigation.path_nodes.filter(pk=node_id).first() if node_id is not None else None
+
+
 def path_context(investigation, user, *, node=None, **forms) -> dict:
-    nodes = path_nodes(investigation=investigation)
-    can_write = investigation.user_role != Role.VIEWER
+    nodes = path_nodes(investigation=investigation)  # evaluated once, then cached
+    edges = list(path_edges(investigation=investigation))
     context = {
         "investigation": investigation,
         "path_nodes": nodes,
-        "path_edges": path_edges(investigation=investigation),
-        "path_figure": path_figure(investigation=investigation),
-        "path_version": path_version(investigation=investigation),
-        "can_write": can_write,
+        "path_edges": edges,
+        "path_figure": path_figure(nodes=nodes, edges=edges),
+        "can_write": investigation.user_role != Role.VIEWER,
         "text_form": forms.get("text_form") or PathTextForm(),
         "node_form": forms.get("node_form") or PathNodeForm(),
         "edge_form": forms.get("edge_form") or PathEdgeForm(nodes=nodes),
@@ -73,9 +77,7 @@ def path_context(investigation, user, *, node=None, **forms) -> dict:
         context["state_form"] = forms.get("state_form") or PathNodeStateForm(
             collections=investigation.collections.all(), initial={"state": node.state}
         )
-        context["node_edges"] = [
-            e for e in context["path_edges"] if node.pk in (e.source_id, e.target_id)
-        ]
+        context["node_edges"] = [e for e in edges if node.pk in (e.source_id, e.target_id)]
     return context
 
 
@@ -105,9 +107,7 @@ def _writable(request, pk):
 @login_required
 def path_panel(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk)
-    node_id = query_id(request, "node")
-    node = investigation.path_nodes.filter(pk=node_id).first() if node_id is not None else None
-    return _panel(request, investigation, node=node)
+    return _panel(request, investigation, node=requested_node(request, investigation))
 
 
 @login_required

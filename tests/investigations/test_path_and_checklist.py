@@ -1317,7 +1317,12 @@ def test_the_path_panel_carries_the_figure_and_nudges_the_checklist(world):
     assert 'id="path-panel"' in page(response)
     assert "<html" not in page(response)
     assert figure_of(response) == json.loads(
-        json.dumps(path_figure(investigation=world.investigation))
+        json.dumps(
+            path_figure(
+                nodes=world.investigation.path_nodes.all(),
+                edges=world.investigation.path_edges.all(),
+            )
+        )
     )
     assert figure_of(response)["data"][0]["customdata"] == [world.lb.pk, world.app.pk]
     assert response["HX-Trigger"] == "checklistChanged"

@@ -31,7 +31,3 @@ class AuthenticationFailed(CollectorError):
 
 class CommandTimedOut(CollectorError):
     pass
-
-
-class RemoteCommandFailed(CollectorError):
-    pass

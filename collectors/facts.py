@@ -40,7 +40,7 @@ def validate_service(value: str) -> str:
 
 def validate_path(value: str) -> str:
     value = value.strip()
-    if not _PATH.match(value) or "/../" in value + "/" or value.endswith("/.."):
+    if not _PATH.match(value) or "/../" in value + "/":
         raise ValueError("An absolute path of letters, digits and _ . @ + - / (no spaces).")
     return value
 
@@ -84,7 +84,7 @@ class Section:
     via_sudo: bool = False
 
 
-_BEGIN = re.compile(r"^@@([0-9a-f]{16}|[A-Za-z0-9]+) begin ([a-z_]+)$", re.M)
+_BEGIN = re.compile(r"^@@([0-9a-f]{16}) begin ([a-z_]+)$", re.M)
 # dash's "sh: 1: lscpu: not found", bash's "lscpu: command not found", and timeout(1)'s
 # "timeout: failed to run command 'lscpu': No such file or directory".
 _NOT_FOUND = re.compile(

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import threading
-import time
 from typing import BinaryIO
 
 from collectors.errors import CommandTimedOut
@@ -33,7 +32,6 @@ class LocalConnection:
         timeout: float = 60.0,
         max_bytes: int = 64 * 1024 * 1024,
     ) -> RunResult:
-        started = time.monotonic()
         # Its own session, so that a timeout kills the probe and everything it started.
         process = subprocess.Popen(
             argv,
@@ -49,7 +47,13 @@ class LocalConnection:
             _kill_session(process)
 
         stderr = bytearray()
-        reader = threading.Thread(target=lambda: stderr.extend(process.stderr.read()[:65536]))
+
+        def read_stderr():
+            # Read to the end, so that the probe never blocks on a full pipe; keep 64 KiB.
+            while chunk := process.stderr.read1(65536):
+                stderr.extend(chunk[: max(0, 65536 - len(stderr))])
+
+        reader = threading.Thread(target=read_stderr)
         reader.start()
         timer = threading.Timer(timeout, kill)
         timer.start()
@@ -78,7 +82,6 @@ class LocalConnection:
             stdout_bytes=written,
             stderr=stderr.decode(errors="replace"),
             truncated=truncated,
-            seconds=time.monotonic() - started,
         )
 
 

@@ -18,7 +18,6 @@ from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from collectors.errors import (
     AuthenticationFailed,
-    CollectorError,
     CommandTimedOut,
     HostKeyChanged,
     HostKeyNotTrusted,
@@ -67,7 +66,6 @@ class RunResult:
     stdout_bytes: int
     stderr: str
     truncated: bool
-    seconds: float
 
 
 def paramiko_key(text: str, passphrase: str = "") -> paramiko.PKey:
@@ -272,8 +270,7 @@ class Connection:
 
         Every word of argv is quoted for the remote shell: no value is ever interpreted.
         """
-        started = time.monotonic()
-        deadline = started + timeout
+        deadline = time.monotonic() + timeout
         try:
             channel = self.transport.open_session(timeout=self.endpoint.connect_timeout)
             channel.exec_command(shlex.join(argv))
@@ -321,12 +318,10 @@ class Connection:
             stdout_bytes=written,
             stderr=stderr.decode(errors="replace"),
             truncated=truncated,
-            seconds=time.monotonic() - started,
         )
 
 
 __all__ = [
-    "CollectorError",
     "Connection",
     "Endpoint",
     "HostKey",

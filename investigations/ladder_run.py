@@ -29,6 +29,7 @@ from collectors.parsers.sampling import parse_mpstat, parse_vmstat
 from investigations.choices import HostRole, LadderStatus, LoadKind
 from investigations.connections import open_connection
 from investigations.models import EnvironmentMember, LadderSide, LadderStep
+from investigations.services.ladder_imports import LOAD_OPTION
 from investigations.services.ladders import (
     breaking_reason,
     cancel_requested,
@@ -268,8 +269,9 @@ class StepRun:
                 15,
             )
         # hey does not print its concurrency; the other tools do.
-        options = {"concurrency": load} if ladder.tool == "hey" else {}
-        [result] = parse_results(PARSE_FORMAT[ladder.tool], output, **options)
+        format = PARSE_FORMAT[ladder.tool]
+        options = {LOAD_OPTION[format]: load} if format in LOAD_OPTION else {}
+        [result] = parse_results(format, output, **options)
         if rate:  # the step's load is the rate it was given, not the connections that held it
             result = replace(result, load=float(load), load_kind=LoadKind.RATE)
         return ladder_step_store(

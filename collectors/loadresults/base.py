@@ -1,12 +1,5 @@
-"""What every load-result parser shares: the step it returns, its error, reading the text.
-
-Load-test results from wrk, wrk2, hey, ab, k6, JMeter and Locust: text in, ladder steps out.
-
-Each parser is a pure function `parse_<format>(text) -> list[StepResult]`: one step for the
-single-run tools, one per load level (ascending) for JMeter and Locust. A file it cannot read
-is refused with LoadResultError naming the line (or the JSON key) and what was expected.
-Times are milliseconds and transfer is bytes per second, converted from each tool's own units.
-"""
+"""What every load-result parser shares: the step it returns, its error, reading the text
+(the package's docstring says what the parsers promise)."""
 
 import re
 from collections.abc import Callable
@@ -242,6 +235,16 @@ def command_option(lines: list[str], tool: str, options: str) -> str | None:
 
 BINARY_SCALE = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 METRIC_SCALE = {"": 1, "k": 1000, "M": 1000**2, "G": 1000**3}
+# Milliseconds in one of each time unit the tools print (wrk, wrk2, k6).
+TIME_MS = {
+    "h": "3600000",
+    "m": "60000",
+    "s": "1000",
+    "ms": "1",
+    "us": "0.001",
+    "µs": "0.001",
+    "ns": "0.000001",
+}
 
 
 def client_error_kind(message: str) -> str:

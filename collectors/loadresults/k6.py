@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from collectors.loadresults.base import (
     NUM,
+    TIME_MS,
     LoadResultError,
     StepResult,
     dec,
@@ -116,15 +117,6 @@ def parse_k6_json(text: str) -> list[StepResult]:
 
 _K6_METRIC = re.compile(r"(?:[✓✗]\s+)?([a-z_][a-z0-9_]*)\s*\.{2,}:\s*(.*)")
 _K6_DURATION_PART = re.compile(rf"({NUM})(h|ms|m|s|µs|us|ns)")
-_K6_DURATION_MS = {
-    "h": 3600000,
-    "m": 60000,
-    "s": 1000,
-    "ms": 1,
-    "µs": "0.001",
-    "us": "0.001",
-    "ns": "0.000001",
-}
 _K6_DURATION = rf"(?:{NUM}(?:h|ms|m|s|µs|us|ns))+"
 _K6_BYTES = {"B": 1, "kB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4, "PB": 1000**5}
 _K6_LINES = {
@@ -149,7 +141,7 @@ _K6_LINES = {
 def _k6_ms(value: str) -> float:
     total = Decimal(0)
     for number, unit in _K6_DURATION_PART.findall(value):
-        total += Decimal(number) * Decimal(_K6_DURATION_MS[unit])
+        total += Decimal(number) * Decimal(TIME_MS[unit])
     return float(total)
 
 
@@ -201,10 +193,9 @@ def parse_k6_text(text: str) -> list[StepResult]:
         )
     duration = None
     for line in lines:
-        match = re.match(r"\s*running \((?:(\d+)h)?(?:(\d+)m)?(" + NUM + r")s\)", line)
+        match = re.match(rf"\s*running \(({_K6_DURATION})\)", line)
         if match:
-            hours, minutes, seconds = match.groups()
-            duration = float(int(hours or 0) * 3600 + int(minutes or 0) * 60 + Decimal(seconds))
+            duration = _k6_ms(match.group(1)) / 1000
     return [
         make_step(
             load=int((metrics.get("vus") or metrics["vus_max"]).group(1)),

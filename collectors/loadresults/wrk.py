@@ -4,6 +4,7 @@ from collectors.loadresults.base import (
     BINARY_SCALE,
     METRIC_SCALE,
     NUM,
+    TIME_MS,
     Item,
     LoadResultError,
     StepResult,
@@ -23,11 +24,10 @@ _WRK_SIZE = rf"({NUM})([KMGTP]?)B"
 _WRK_METRIC = rf"{NUM}[kMGT]?"
 _WRK_PERCENT = rf"(?:-?nan|{NUM})%"
 _WRK2_PERCENTS = ("50.000", "75.000", "90.000", "99.000", "99.900", "99.990", "99.999", "100.000")
-_WRK_TIME_MS = {"us": "0.001", "ms": "1", "s": "1000", "m": "60000", "h": "3600000"}
 
 
 def _wrk_ms(value: str, unit: str) -> float:
-    return dec(value, _WRK_TIME_MS[unit])
+    return dec(value, TIME_MS[unit])
 
 
 def _wrk_bytes(value: str, unit: str) -> float:

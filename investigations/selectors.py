@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from itertools import zip_longest
 
+from django.contrib.auth import get_user_model
 from django.db.models import Case, Count, IntegerField, Max, QuerySet, Value, When
 
 from investigations.analysis.diagram import DiagramEdge, DiagramNode, figure
@@ -32,6 +33,11 @@ from investigations.models import (
     TimelineEvent,
     WebhookDelivery,
 )
+
+
+def team_users(*, team_id: int) -> QuerySet:
+    """The users of a team, by name: who may lead an investigation or own a checklist item."""
+    return get_user_model().objects.filter(memberships__team_id=team_id).order_by("username")
 
 
 def teams_for_user(user) -> QuerySet[Team]:

@@ -3,7 +3,6 @@
 from datetime import datetime
 from typing import Literal
 
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.shortcuts import get_object_or_404
@@ -21,7 +20,11 @@ from investigations.choices import (
 )
 from investigations.models import Host
 from investigations.selectors import checklist_items, path_edges, path_nodes
-from investigations.services.checklist import checklist_item_add, checklist_item_update
+from investigations.services.checklist import (
+    assignee_named,
+    checklist_item_add,
+    checklist_item_update,
+)
 from investigations.services.path import (
     path_edge_create,
     path_edge_delete,
@@ -33,7 +36,6 @@ from investigations.services.path import (
     path_node_update,
 )
 
-User = get_user_model()
 router = Router(tags=["method"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
 KindValue = Literal[tuple(PathNodeKind.values)]
@@ -343,10 +345,7 @@ def checklist_patch(request, investigation_id: Id, key: Text, payload: ItemPatch
     item = get_object_or_404(investigation.checklist, key=key)
     changes = payload.dict(exclude_unset=True)
     if "assignee" in changes:
-        username = (changes["assignee"] or "").strip()
-        changes["assignee"] = User.objects.filter(username=username).first() if username else None
-        if username and changes["assignee"] is None:
-            raise ValidationError({"assignee": f"There is no user named {username!r}."})
+        changes["assignee"] = assignee_named(changes["assignee"])
     nulls = [k for k in ("status", "notes", "na_reason") if k in changes and changes[k] is None]
     if nulls:
         raise ValidationError({k: "This field cannot be null." for k in nulls})

@@ -8,6 +8,7 @@ are left as people set them.
 
 from dataclasses import dataclass
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, Q
@@ -226,6 +227,18 @@ def _log(item: ChecklistItem, summary: str, user=None, **details) -> None:
         author=user,
         details={"item": item.key, **details},
     )
+
+
+def assignee_named(username: str | None):
+    """The user a person typed as an item's assignee: None for a blank (unassign), a
+    ValidationError when there is no such user."""
+    username = (username or "").strip()
+    if not username:
+        return None
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise ValidationError({"assignee": f"There is no user named {username!r}."})
+    return user
 
 
 @transaction.atomic

@@ -1,5 +1,4 @@
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
@@ -17,11 +16,14 @@ from investigations.selectors import (
     checklist_progress,
     checklist_version,
     my_checklist_items,
+    team_users,
 )
-from investigations.services.checklist import checklist_item_add, checklist_item_update
+from investigations.services.checklist import (
+    assignee_named,
+    checklist_item_add,
+    checklist_item_update,
+)
 from investigations.views.pages import wants_partial
-
-User = get_user_model()
 
 
 def checklist_context(investigation) -> dict:
@@ -34,9 +36,7 @@ def checklist_context(investigation) -> dict:
         "total": total,
         "percent": round(100 * settled / total) if total else 0,
         "statuses": ItemStatus.choices,
-        "team_members": User.objects.filter(memberships__team_id=investigation.team_id).order_by(
-            "username"
-        ),
+        "team_members": team_users(team_id=investigation.team_id),
         "checklist_version": checklist_version(investigation=investigation),
         "can_write": investigation.user_role != Role.VIEWER,
         "add_form": ChecklistAddForm(),
@@ -116,10 +116,7 @@ def _changes(request: HttpRequest, form: ChecklistItemForm) -> dict:
     if "status" in changes:
         changes["status"] = changes["status"] or None
     if "assignee" in changes:
-        username = changes["assignee"].strip()
-        changes["assignee"] = User.objects.filter(username=username).first() if username else None
-        if username and changes["assignee"] is None:
-            raise ValidationError({"assignee": f"There is no user named {username!r}."})
+        changes["assignee"] = assignee_named(changes["assignee"])
     for field in ("notes", "na_reason"):
         if field in request.POST:
             changes[field] = data[field]

@@ -28,6 +28,7 @@ from investigations.selectors import (
     findings_for,
     host_pairs,
     hosts_for_user,
+    team_users,
     teams_for_user,
     teams_with_role,
 )
@@ -72,10 +73,6 @@ def investigation_list(request: HttpRequest) -> HttpResponse:
             "can_create": teams_with_role(request.user, [Role.RESPONDER, Role.LEAD]).exists(),
         },
     )
-
-
-def _team_members(team):
-    return User.objects.filter(memberships__team=team).order_by("username")
 
 
 @login_required
@@ -157,7 +154,9 @@ def evidence_context(investigation) -> dict:
         ),
         "findings": findings,
         "open_findings": sum(1 for f in findings if f.status == "open"),
-        "comparable_pairs": sum(1 for p in fact_pairs(investigation=investigation) if p.complete),
+        "comparable_pairs": sum(
+            1 for p in fact_pairs(investigation=investigation, load_facts=False) if p.complete
+        ),
     }
 
 
@@ -167,7 +166,7 @@ def investigation_edit(request: HttpRequest, pk: int) -> HttpResponse:
     initial = {f: getattr(investigation, f) for f in EDITABLE_FIELDS}
     initial["tags"] = ", ".join(investigation.tags.values_list("name", flat=True))
     form = InvestigationForm(
-        request.POST or None, initial=initial, members=_team_members(investigation.team)
+        request.POST or None, initial=initial, members=team_users(team_id=investigation.team_id)
     )
     if request.method == "POST" and form.is_valid():
         try:

@@ -44,8 +44,8 @@ def _writable_teams(request: HttpRequest):
     return teams
 
 
-def _host_choices(request: HttpRequest, team=None):
-    writable = _writable_teams(request)
+def _host_choices(writable, team=None):
+    """The credentials and jump hosts a host form offers: of the writable teams, or of one."""
     credentials = Credential.objects.filter(team__in=writable).select_related("team")
     jump_hosts = Host.objects.filter(team__in=writable).select_related("team")
     if team is not None:
@@ -61,7 +61,7 @@ def host_list(request: HttpRequest) -> HttpResponse:
     hosts = hosts_for_user(user=request.user)
     if team_id is not None:
         hosts = hosts.filter(team_id=team_id)
-    form = HostCreateForm(request.POST or None, teams=writable, **_host_choices(request))
+    form = HostCreateForm(request.POST or None, teams=writable, **_host_choices(writable))
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         try:
@@ -96,7 +96,7 @@ def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "jump_host": host.jump_host,
         "transport": host.transport,
     }
-    choices = _host_choices(request, host.team)
+    choices = _host_choices(_writable_teams(request), host.team)
     choices["jump_hosts"] = choices["jump_hosts"].exclude(pk=host.pk)
     form = HostForm(request.POST or None, initial=initial, **choices)
     if request.method == "POST":

@@ -29,23 +29,9 @@ function perfcaseSyncActionField(root) {
 
 htmx.onLoad(perfcaseSyncActionField);
 
-// The traffic path: plotly draws the figure the server put in the page; a click on a node
-// opens its details in the panel.
-function perfcaseDrawPath(root) {
-  var data = root.querySelector && root.querySelector("#path-figure-data");
-  var target = document.getElementById("path-figure");
-  if (!data || !target || typeof Plotly === "undefined") return;
-  var figure = JSON.parse(data.textContent);
-  Plotly.newPlot(target, figure.data, figure.layout, {displayModeBar: false, responsive: true});
-  target.on("plotly_click", function (event) {
-    var id = event.points[0].customdata;
-    htmx.ajax("GET", target.dataset.nodeUrl + id, {target: "#path-panel", swap: "outerHTML"});
-  });
-}
-
-htmx.onLoad(perfcaseDrawPath);
-
-// Charts: each [data-chart] element draws the figure in the json_script named after it.
+// Charts: each [data-chart] element draws the figure in the json_script it names (for
+// "chart-NAME", the one named NAME). One with data-node-url is the traffic path: a click on
+// a node opens its details in the panel.
 function perfcaseDrawCharts(root) {
   if (typeof Plotly === "undefined" || !root.querySelectorAll) return;
   root.querySelectorAll("[data-chart]").forEach(function (target) {
@@ -53,6 +39,11 @@ function perfcaseDrawCharts(root) {
     if (!data) return;
     var figure = JSON.parse(data.textContent);
     Plotly.newPlot(target, figure.data, figure.layout, {displayModeBar: false, responsive: true});
+    if (!target.dataset.nodeUrl) return;
+    target.on("plotly_click", function (event) {
+      var id = event.points[0].customdata;
+      htmx.ajax("GET", target.dataset.nodeUrl + id, {target: "#path-panel", swap: "outerHTML"});
+    });
   });
 }
 

@@ -13,6 +13,7 @@ from investigations.api.schemas import (
     HostPatch,
     Id,
     Text,
+    reject_nulls,
 )
 from investigations.choices import Role
 from investigations.models import Credential, Host
@@ -107,11 +108,7 @@ def hosts_patch(request, host_id: Id, payload: HostPatch):
         )
     if "jump_host" in fields:
         fields["jump_host"] = _related(Host, "jump_host", fields["jump_host"], host.team_id)
-    nulls = [
-        f for f in ["name", "address", "port", "username"] if f in fields and fields[f] is None
-    ]
-    if nulls:
-        raise ValidationError({f: "This field cannot be null." for f in nulls})
+    reject_nulls(fields, ["name", "address", "port", "username"])
     return host_update(host=host, **fields)
 
 

@@ -22,6 +22,7 @@ from investigations.api.schemas import (
     SidePatch,
     StatusValue,
     Text,
+    reject_nulls,
 )
 from investigations.choices import EventKind, Role, SideKey
 from investigations.filters import InvestigationFilter
@@ -104,9 +105,7 @@ def investigations_patch(request, investigation_id: Id, payload: InvestigationPa
     tags = fields.pop("tags", None)
     if "lead" in fields:
         fields["lead"] = _lead(fields["lead"], investigation.team_id)
-    for name in ["title", "severity", "symptom_direction"]:
-        if name in fields and fields[name] is None:
-            raise ValidationError({name: "This field cannot be null."})
+    reject_nulls(fields, ["title", "severity", "symptom_direction"])
     for name in ["symptom_metric", "symptom_unit", "symptom_load", "notes"]:
         if name in fields and fields[name] is None:
             fields[name] = ""

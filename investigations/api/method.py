@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
 
 from investigations.access import investigation_for_user
-from investigations.api.schemas import ErrorOut, Id, Port, Text
+from investigations.api.schemas import ErrorOut, Id, Port, Text, reject_nulls
 from investigations.choices import (
     ConnectionReuse,
     ItemStatus,
@@ -230,9 +230,7 @@ def nodes_patch(request, investigation_id: Id, node_id: Id, payload: NodePatch):
     hosts = {
         side: _hosts(investigation, fields.pop(side, None), side) for side in ("hosts_a", "hosts_b")
     }
-    nulls = [k for k, v in fields.items() if v is None]
-    if nulls:
-        raise ValidationError({k: "This field cannot be null." for k in nulls})
+    reject_nulls(fields, list(fields))
     node = path_node_update(node=node, user=request.user, **hosts, **fields)
     if "state" in state_fields:
         collection = None
@@ -309,9 +307,7 @@ def _edge(request, investigation_id: int, edge_id: int):
 def edges_patch(request, investigation_id: Id, edge_id: Id, payload: EdgePatch):
     edge = _edge(request, investigation_id, edge_id)
     fields = payload.dict(exclude_unset=True)
-    nulls = [k for k, v in fields.items() if v is None and k != "port"]
-    if nulls:
-        raise ValidationError({k: "This field cannot be null." for k in nulls})
+    reject_nulls(fields, [name for name in fields if name != "port"])
     return path_edge_update(edge=edge, user=request.user, **fields)
 
 
@@ -346,7 +342,5 @@ def checklist_patch(request, investigation_id: Id, key: Text, payload: ItemPatch
     changes = payload.dict(exclude_unset=True)
     if "assignee" in changes:
         changes["assignee"] = assignee_named(changes["assignee"])
-    nulls = [k for k in ("status", "notes", "na_reason") if k in changes and changes[k] is None]
-    if nulls:
-        raise ValidationError({k: "This field cannot be null." for k in nulls})
+    reject_nulls(changes, ["status", "notes", "na_reason"])
     return checklist_item_update(item=item, user=request.user, **changes)

@@ -1,6 +1,7 @@
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
+from django.core.exceptions import ValidationError
 from ninja import Field, Schema
 from ninja.pagination import LimitOffsetPagination
 from pydantic import AfterValidator
@@ -295,3 +296,10 @@ class ErrorItem(Schema):
 class ErrorOut(Schema):
     detail: str
     errors: list[ErrorItem] | None = None
+
+
+def reject_nulls(fields: dict, names) -> None:
+    """A PATCH may leave these fields out, but not send them as null."""
+    nulls = [name for name in names if name in fields and fields[name] is None]
+    if nulls:
+        raise ValidationError({name: "This field cannot be null." for name in nulls})

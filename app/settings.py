@@ -210,6 +210,8 @@ if CELERY_BROKER_URL == "filesystem://":
         "data_folder_out": str(_BROKER_DIR / "queue"),
         "control_folder": str(_BROKER_DIR / "control"),
         "store_processed": False,
+        # The worker looks for new work this often (kombu's default is once a second).
+        "polling_interval": 0.1,
     }
 else:
     # Longer than any task may run, so a slow acks_late task is not delivered twice.
@@ -232,8 +234,14 @@ WEBHOOK_TIMEOUT_SECONDS = env_int("PERFCASE_WEBHOOK_TIMEOUT", 10, minimum=1)
 LOCAL_TRANSPORT = env_bool("PERFCASE_LOCAL_TRANSPORT", DEBUG)
 SSH_CONNECT_TIMEOUT = env_int("PERFCASE_SSH_CONNECT_TIMEOUT", 10, minimum=1)
 FACTS_TIMEOUT = env_int("PERFCASE_FACTS_TIMEOUT", 90, minimum=5)
-# Targets of one collection wait this long for each other, so that they start together.
-COLLECTION_START_DELAY_MS = env_int("PERFCASE_COLLECTION_START_DELAY_MS", 500)
+# A collection's targets begin together once all are connected (runs/gate.py), and never
+# before this long after the request.
+COLLECTION_START_DELAY_MS = env_int("PERFCASE_COLLECTION_START_DELAY_MS", 0)
+# How many hosts one collection reaches at once (a thread each in its task).
+COLLECTION_PARALLELISM = env_int("PERFCASE_COLLECTION_PARALLELISM", 32, minimum=1)
+# Every worker fails the targets and ladder sides past their deadline this often
+# (investigations/worker.py), so a killed worker's work never stays "running".
+SWEEP_SECONDS = env_int("PERFCASE_SWEEP_SECONDS", 30, minimum=1)
 # How often an open page asks for new timeline events, in milliseconds.
 TIMELINE_POLL_MS = env_int("PERFCASE_TIMELINE_POLL_MS", 3000, minimum=500)
 

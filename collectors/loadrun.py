@@ -38,6 +38,13 @@ export const options = rate ? {
 } : {};
 export default function () { http.get(__ENV.PERFCASE_URL); }
 """
+# The parser of each tool's output (collectors.loadresults), and the parser option that
+# gives the load for formats whose output does not say it (hey: its concurrency; wrk2: its
+# rate).
+PARSE_FORMAT = {"wrk": "wrk", "hey": "hey", "ab": "ab", "k6": "k6-json"}
+LOAD_OPTION = {"hey": "concurrency", "wrk2": "rate"}
+SAMPLERS = ("vmstat", "mpstat")
+
 # Holding a rate: each connection (hey worker, k6 VU) is given about this many requests/s.
 RATE_PER_CONNECTION = 10
 MAX_RATE_CONNECTIONS = 1000

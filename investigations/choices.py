@@ -170,6 +170,8 @@ class TargetStatus(ColouredChoices):
 
 
 ENDED_TARGET_STATUSES = [TargetStatus.SUCCEEDED, TargetStatus.FAILED]
+# What a target or a ladder side still running past its deadline ends with.
+OVERDUE_MESSAGE = "Gave up: no result within the time limit."
 
 
 class FindingSeverity(ColouredChoices):

@@ -1,5 +1,7 @@
 """From inventory rows to the plain connection settings the collectors take."""
 
+from functools import partial
+
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
@@ -49,16 +51,22 @@ def endpoint_for(host: Host, *, depth: int = 0) -> Endpoint:
     )
 
 
-def open_connection(host: Host):
-    """A connection context manager for the host: SSH, or the local transport."""
+def connector_for(host: Host):
+    """What opens a connection to the host (a context manager when called), decided now:
+    the credential decrypted, the jump host followed, so that opening needs no database."""
     if host.transport == HostTransport.LOCAL:
         if not settings.LOCAL_TRANSPORT:
             raise NotConfigured(
                 f"{host.name} uses the local transport, which is off "
                 "(PERFCASE_LOCAL_TRANSPORT=1 turns it on)."
             )
-        return LocalConnection(host.name)
-    return Connection(endpoint_for(host))
+        return partial(LocalConnection, host.name)
+    return partial(Connection, endpoint_for(host))
+
+
+def open_connection(host: Host):
+    """A connection context manager for the host: SSH, or the local transport."""
+    return connector_for(host)()
 
 
 def unready_reason(host: Host) -> str | None:

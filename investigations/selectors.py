@@ -5,27 +5,34 @@ from itertools import zip_longest
 
 from django.contrib.auth import get_user_model
 from django.db.models import Case, Count, IntegerField, Max, QuerySet, Value, When
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
 
 from investigations.analysis.diagram import DiagramEdge, DiagramNode, figure
 from investigations.analysis.diff import ONLY_A, ONLY_B, SAME, VOLATILE, diff_facts
 from investigations.analysis.ladder import Point, mark
+from investigations.analysis.steps import ladder_outcome
 from investigations.choices import (
     ACTIVE_FINDING_STATUSES,
+    OVERDUE_MESSAGE,
     SETTLED_ITEM_STATUSES,
     FindingSeverity,
     HostRole,
+    LadderStatus,
     SideKey,
 )
 from investigations.models import (
     ApiToken,
     ChecklistItem,
     Collection,
+    CollectionTarget,
     Credential,
     EnvironmentMember,
     FactSnapshot,
     Finding,
     Host,
     Investigation,
+    Ladder,
     Membership,
     PathEdge,
     PathNode,
@@ -234,13 +241,46 @@ def findings_for(*, investigation: Investigation, status: str = "") -> QuerySet[
     return findings.filter(status=status) if status else findings
 
 
+def read_overdue_as_failed(rows: list) -> list:
+    """Rows (collection targets, ladder sides) still running past their deadline read as
+    failed: their worker is gone, and the worker's sweep records it within SWEEP_SECONDS.
+    Only the loaded objects change: a read never writes."""
+    now = timezone.now()
+    for row in rows:
+        if row.status == "running" and row.deadline_at is not None and row.deadline_at < now:
+            row.status, row.error = "failed", OVERDUE_MESSAGE
+    return rows
+
+
+def collection_targets(*, collection: Collection) -> list[CollectionTarget]:
+    """The collection's targets with host, side and artifacts loaded; overdue ones read as
+    failed."""
+    return read_overdue_as_failed(
+        list(collection.targets.select_related("host", "side").prefetch_related("artifacts"))
+    )
+
+
+def collection_with_targets(*, collection_id: int) -> Collection:
+    """The collection (404 if none) with its targets, hosts and sides loaded into
+    `targets.all()`; overdue targets read as failed."""
+    collection = get_object_or_404(
+        Collection.objects.prefetch_related("targets__host", "targets__side"), pk=collection_id
+    )
+    read_overdue_as_failed(list(collection.targets.all()))
+    return collection
+
+
 def collections_for(*, investigation: Investigation, limit: int = 5) -> list[Collection]:
-    """The newest collections with their targets, hosts and sides loaded."""
-    return list(
+    """The newest collections with their targets, hosts and sides loaded; overdue targets
+    read as failed."""
+    collections = list(
         investigation.collections.prefetch_related(
             "targets__host", "targets__side", "targets__artifacts"
         )[:limit]
     )
+    for collection in collections:
+        read_overdue_as_failed(list(collection.targets.all()))
+    return collections
 
 
 def path_nodes(*, investigation: Investigation) -> QuerySet[PathNode]:
@@ -297,8 +337,17 @@ def ladders_for(*, investigation: Investigation) -> QuerySet:
 
 def ladder_sides(*, ladder) -> list:
     """The ladder's sides, A then B, each with its side, load generator and steps loaded
-    (two queries): what ladder_points and ladder_rows read."""
-    return list(ladder.sides.select_related("side", "load_generator").prefetch_related("steps"))
+    (two queries): what ladder_points and ladder_rows read. A side still running past its
+    deadline reads as failed, and the ladder's status with it (read_overdue_as_failed)."""
+    sides = read_overdue_as_failed(
+        list(ladder.sides.select_related("side", "load_generator").prefetch_related("steps"))
+    )
+    if ladder.status == LadderStatus.RUNNING:
+        ladder.status = ladder_outcome(
+            cancel_requested=ladder.cancel_requested_at is not None,
+            side_statuses=[side.status for side in sides],
+        ) or ladder.status
+    return sides
 
 
 def ladder_points(sides) -> dict[str, list[Point]]:
@@ -373,3 +422,34 @@ def ladder_rows(*, ladder, sides) -> list[LadderRow]:
             )
         )
     return rows
+
+
+def ladder_cancel_requested(*, ladder_id: int) -> bool:
+    """Whether a person asked the ladder to stop (one indexed query)."""
+    return Ladder.objects.filter(pk=ladder_id, cancel_requested_at__isnull=False).exists()
+
+
+def ladder_load_generator(*, investigation: Investigation, side_key: str):
+    """The side's first host with the role load generator (its EnvironmentMember, with
+    host and side loaded), or None."""
+    return (
+        EnvironmentMember.objects.filter(
+            investigation=investigation, side__key=side_key, role=HostRole.LOAD_GENERATOR
+        )
+        .select_related("host", "side")
+        .order_by("host__name")
+        .first()
+    )
+
+
+def ladder_service_hosts(*, ladder_side) -> list[Host]:
+    """The hosts with the role service on the ladder side's side, with what connecting to
+    them reads (credential, jump host) loaded: the hosts its samplers watch."""
+    return [
+        member.host
+        for member in EnvironmentMember.objects.filter(
+            investigation_id=ladder_side.ladder.investigation_id,
+            side_id=ladder_side.side_id,
+            role=HostRole.SERVICE,
+        ).select_related("host__credential", "host__jump_host__credential")
+    ]

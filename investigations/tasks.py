@@ -1,7 +1,5 @@
 """Celery tasks: each takes IDs, calls a service, and is safe to run twice."""
 
-import time
-
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 
@@ -9,9 +7,8 @@ from celery.exceptions import SoftTimeLimitExceeded
 # worker has them.
 WEBHOOK_LIMITS = {"soft_time_limit": 30, "time_limit": 45}
 WEBHOOK_MAX_RETRIES = 5
-# Facts: connect (10 s, twice through a jump host) + the probe script (90 s) + storing.
+# Defaults only: collection_request sets each run's limits from its kind and its targets.
 COLLECT_LIMITS = {"soft_time_limit": 150, "time_limit": 180}
-COLLECT_MAX_RETRIES = 2
 
 
 @shared_task(
@@ -40,75 +37,59 @@ def webhook_deliver(self, delivery_id: int) -> None:
 
 
 @shared_task(
+    name="perfcase.collection_run",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=0,
+    **COLLECT_LIMITS,
+)
+def collection_run(self, collection_id: int) -> None:
+    """Every target of a collection at once (a thread per host), both sides starting
+    together. Redelivered after its worker died, it resumes the targets left running."""
+    from investigations.runs.collection import run_collection
+
+    run_collection(collection_id=collection_id)
+
+
+@shared_task(
     name="perfcase.collect_target",
     bind=True,
     acks_late=True,
     reject_on_worker_lost=True,
-    max_retries=COLLECT_MAX_RETRIES,
+    max_retries=0,
     **COLLECT_LIMITS,
 )
 def collect_target(self, target_id: int) -> None:
-    """Collect one host's evidence. Claims the target first, so a redelivery does nothing."""
-    import tempfile
+    """One target of a collection: claim it, run its kind's plan, hand the result to the
+    kind's service. Run twice, the second run finds nothing to claim."""
+    from investigations.models import CollectionTarget
+    from investigations.runs.collection import run_collection
 
-    from django.conf import settings
-    from django.utils import timezone
+    target = CollectionTarget.objects.filter(pk=target_id).only("collection_id").first()
+    if target is not None:
+        run_collection(collection_id=target.collection_id, target_ids=[target_id])
 
-    from collectors.errors import CollectorError
-    from collectors.facts import FactsRequest, collect_facts, parse_facts
-    from investigations.connections import open_connection
-    from investigations.services.collections import (
-        HashingFile,
-        artifact_store,
-        facts_store,
-        target_claim,
-        target_fail,
-        target_progress,
-        target_requeue,
-        targets_expire_overdue,
-    )
 
-    target = target_claim(target_id=target_id, seconds=COLLECT_LIMITS["time_limit"])
-    if target is None:
-        targets_expire_overdue()
-        return
-    try:
-        # Every target of a collection starts at the same moment.
-        wait = (target.collection.start_at - timezone.now()).total_seconds()
-        if wait > 0:
-            time.sleep(min(wait, 5))
-        parameters = target.collection.parameters
-        request = FactsRequest(parameters.get("service", ""), tuple(parameters.get("paths", ())))
-        target_progress(
-            target_id=target_id, progress=15, step=f"connecting to {target.host.address}"
-        )
-        with open_connection(target.host) as connection:
-            target_progress(target_id=target_id, progress=40, step="running the probes")
-            with tempfile.TemporaryFile() as raw:
-                sink = HashingFile(raw)
-                result = collect_facts(connection, sink, request, timeout=settings.FACTS_TIMEOUT)
-                target_progress(target_id=target_id, progress=80, step="parsing")
-                artifact_store(
-                    target=target,
-                    name=f"facts-{target.host.name}-{target.side.key}.txt",
-                    temp_file=raw,
-                    sink=sink,
-                    truncated=result.truncated,
-                )
-                raw.seek(0)
-                snapshot = parse_facts(raw.read(), request)
-        facts_store(target=target, snapshot=snapshot)
-    except CollectorError as error:
-        if error.transient and self.request.retries < self.max_retries:
-            target_requeue(target_id=target_id, error=error.message)
-            raise self.retry(countdown=2 * (self.request.retries + 1)) from None
-        target_fail(target_id=target_id, error=error.message)
-    except SoftTimeLimitExceeded:
-        target_fail(target_id=target_id, error="Gave up: the collection took too long.")
-    except Exception as error:
-        # A bug, not the host: fail the target visibly rather than leave it running.
-        target_fail(target_id=target_id, error=f"Internal error: {type(error).__name__}: {error}")
-        raise
+SWEEP_LIMITS = {"soft_time_limit": 60, "time_limit": 90}
+
+
+@shared_task(
+    name="perfcase.sweep",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=0,
+    **SWEEP_LIMITS,
+)
+def sweep() -> None:
+    """Fail what is still running past its deadline (its worker was killed or hung):
+    collection targets and ladder sides. Every worker runs it every SWEEP_SECONDS
+    (investigations/worker.py); it is a task too, to run by hand or from beat."""
+    from investigations.services.collections import targets_expire_overdue
+    from investigations.services.ladders import ladders_expire_overdue
+
+    targets_expire_overdue()
+    ladders_expire_overdue()
 
 
 # Defaults only: ladder_request sets each run's limits from the ladder's length.
@@ -126,13 +107,12 @@ LADDER_LIMITS = {"soft_time_limit": 600, "time_limit": 660}
 def ladder_run(self, ladder_id: int) -> None:
     """A whole ladder, both sides together: every step on the schedule, until done, broken
     or cancelled. Run twice, the second run finds nothing left to claim."""
-    from investigations.services.ladders import ladder_claim, ladders_expire_overdue
+    from investigations.services.ladders import ladder_claim
 
     limit = self.request.timelimit[0] if self.request.timelimit else None
     sides = ladder_claim(ladder_id=ladder_id, seconds=int(limit or LADDER_LIMITS["time_limit"]))
     if not sides:
-        ladders_expire_overdue()
         return
-    from investigations.ladder_run import run_ladder
+    from investigations.runs.ladder import run_ladder
 
     run_ladder(sides)

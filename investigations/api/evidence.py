@@ -1,15 +1,19 @@
 from datetime import datetime
 from typing import Literal
 
-from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
+from pydantic import ConfigDict
 
 from investigations.access import collection_for_user, finding_for_user, investigation_for_user
 from investigations.api.schemas import ErrorOut, Id, Text
 from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
-from investigations.models import Collection
-from investigations.selectors import fact_pair_diffs, findings_for, latest_snapshots
-from investigations.services.collections import collection_request, targets_expire_overdue
+from investigations.selectors import (
+    collection_with_targets,
+    fact_pair_diffs,
+    findings_for,
+    latest_snapshots,
+)
+from investigations.services.collections import collection_request
 from investigations.services.findings import finding_set_status
 
 router = Router(tags=["evidence"])
@@ -17,6 +21,11 @@ ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: Error
 
 
 class CollectionIn(Schema):
+    """The kind, the hosts, and the kind's own parameters (validated by its plan's form:
+    investigations/runs/<kind>.py); those of host facts are listed."""
+
+    model_config = ConfigDict(extra="allow")
+
     kind: CollectionKind = CollectionKind.FACTS
     hosts: list[Id] | None = Field(None, description="default: every host placed on a side")
     service: Text = Field("", description="a process name or PID whose limits to record")
@@ -31,6 +40,9 @@ class TargetOut(Schema):
     progress: int
     step: str
     started_at: datetime | None
+    began_at: datetime | None = Field(
+        description="when its plan began measuring: the targets of one collection begin together"
+    )
     finished_at: datetime | None
     error: str
 
@@ -57,9 +69,6 @@ class CollectionOut(Schema):
     def resolve_targets(obj) -> list:
         return list(obj.targets.all())
 
-    @staticmethod
-    def resolve_parameters(obj) -> dict:
-        return {k: v for k, v in obj.parameters.items() if k in ("service", "paths")}
 
 
 class FactsOut(Schema):
@@ -110,12 +119,6 @@ class FindingPatch(Schema):
     status: Literal["open", "confirmed", "dismissed"]
 
 
-def _collection(collection_id: int) -> Collection:
-    return get_object_or_404(
-        Collection.objects.prefetch_related("targets__host", "targets__side"), pk=collection_id
-    )
-
-
 @router.post(
     "/investigations/{investigation_id}/collections", response={201: CollectionOut, **ERRORS}
 )
@@ -127,20 +130,16 @@ def collections_create(request, investigation_id: Id, payload: CollectionIn):
         user=request.user,
         kind=payload.kind,
         host_ids=payload.hosts,
-        service=payload.service,
-        paths=payload.paths,
+        parameters=payload.dict(exclude={"kind", "hosts"}),
     )
-    return Status(201, _collection(collection.pk))
+    return Status(201, collection_with_targets(collection_id=collection.pk))
 
 
 @router.get("/collections/{collection_id}", response={200: CollectionOut, **ERRORS})
 def collections_get(request, collection_id: Id):
     """Status and one entry per target; poll it until `status` is completed or failed."""
     collection_for_user(request.user, collection_id)
-    collection = _collection(collection_id)
-    if targets_expire_overdue(collection=collection):
-        collection = _collection(collection_id)
-    return collection
+    return collection_with_targets(collection_id=collection_id)
 
 
 @router.get("/investigations/{investigation_id}/facts", response={200: list[FactsOut], **ERRORS})

@@ -17,7 +17,6 @@ from investigations.services.ladders import (
     ladder_analysis,
     ladder_cancel,
     ladder_request,
-    ladders_expire_overdue,
 )
 
 router = Router(tags=["ladders"])
@@ -168,10 +167,7 @@ def ladders_create(request, investigation_id: Id, payload: LadderIn):
 @router.get("/ladders/{ladder_id}", response={200: LadderOut, **ERRORS})
 def ladders_get(request, ladder_id: Id):
     """Status, each side's knee, the divergence step and every step's results."""
-    ladder = ladder_for_user(request.user, ladder_id)
-    if ladders_expire_overdue(ladder=ladder):
-        ladder.refresh_from_db()
-    return ladder_out(ladder)
+    return ladder_out(ladder_for_user(request.user, ladder_id))
 
 
 @router.post("/ladders/{ladder_id}/cancel", response={200: LadderOut, **ERRORS})

@@ -40,8 +40,12 @@ class CollectionTarget(models.Model):
     error = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
+    # When the plan's measurement began: every target of a collection begins at one moment
+    # once all are connected, so that A and B measure the same time.
+    began_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    # A running target past this moment is failed by whoever sees it next.
+    # A running target past this moment is failed by the worker's sweep (tasks.sweep) and
+    # reads as failed until then.
     deadline_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -53,7 +57,7 @@ class CollectionTarget(models.Model):
             )
         ]
         indexes = [
-            # Targets still running, checked for overdue ones on every status read.
+            # Running targets past their deadline: the sweep's query.
             models.Index(
                 fields=["deadline_at"],
                 name="target_running_deadline",

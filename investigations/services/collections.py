@@ -1,11 +1,13 @@
 """Collections: one request for evidence, fanned out to a target per host and side.
 
-The lifecycle of a target: queued -> running (claimed once, with a deadline) -> succeeded or
-failed. A transient network error puts it back to queued for a retry. Whoever sees a running
-target past its deadline fails it, so none stays running after its time limit.
+The lifecycle of a target: queued -> running (claimed, with a deadline and the claim's
+number in `attempts`) -> succeeded or failed. Every write after the claim names the claim,
+so a run that was superseded (its worker was thought dead) changes nothing. A target left
+running by a worker that stopped is resumed by the redelivered task; one past its deadline
+is failed by the worker's sweep (tasks.sweep).
 """
 
-import hashlib
+import math
 from datetime import timedelta
 
 from django.conf import settings
@@ -15,9 +17,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from collectors.facts import FactsSnapshot, validate_path, validate_service
 from investigations.choices import (
     ENDED_TARGET_STATUSES,
+    OVERDUE_MESSAGE,
     CollectionKind,
     EventKind,
     TargetStatus,
@@ -27,33 +29,20 @@ from investigations.models import (
     Collection,
     CollectionTarget,
     EnvironmentMember,
-    FactSnapshot,
     Investigation,
 )
-from investigations.services.checklist import checklist_refresh
-from investigations.services.findings import findings_refresh
+from investigations.runs import plan_for
 from investigations.services.timeline import timeline_event_log
 
-MAX_PATHS = 8
+# A target whose worker stopped this many times (killed, restarted) is given up.
+MAX_CLAIMS = 3
 
 
-def _facts_parameters(service: str, paths) -> dict:
-    errors = {}
-    try:
-        service = validate_service(service or "")
-    except ValueError as error:
-        errors["service"] = str(error)
-    clean_paths = []
-    for path in paths or ():
-        try:
-            clean_paths.append(validate_path(path))
-        except ValueError as error:
-            errors["paths"] = f"{path[:80]!r}: {error}"
-    if len(clean_paths) > MAX_PATHS:
-        errors["paths"] = f"At most {MAX_PATHS} paths."
-    if errors:
-        raise ValidationError(errors)
-    return {"service": service, "paths": clean_paths}
+def collection_time_limit(*, kind: str, targets: int) -> int:
+    """Seconds the collection's task may run: its targets run at once, in waves of
+    COLLECTION_PARALLELISM, after the start gate's wait."""
+    waves = math.ceil(targets / settings.COLLECTION_PARALLELISM)
+    return waves * plan_for(kind).target_seconds + settings.SSH_CONNECT_TIMEOUT + 30
 
 
 @transaction.atomic
@@ -63,13 +52,13 @@ def collection_request(
     user,
     kind: str = CollectionKind.FACTS,
     host_ids=None,
-    service: str = "",
-    paths=(),
+    parameters: dict | None = None,
 ) -> Collection:
-    """Create the collection and its targets, log it, and enqueue one task per target."""
+    """Create the collection and its targets, log it, and enqueue the one task that runs
+    them all at once."""
     if kind not in CollectionKind.values:
         raise ValidationError({"kind": f"Choose one of: {', '.join(CollectionKind.values)}."})
-    parameters = _facts_parameters(service, paths)
+    parameters = plan_for(kind).clean(parameters or {})
     members = EnvironmentMember.objects.filter(investigation=investigation).select_related(
         "host", "side"
     )
@@ -108,126 +97,148 @@ def collection_request(
         author=user,
         details={"collection": collection.pk, **parameters},
     )
-    from investigations.tasks import collect_target
+    from investigations.tasks import collection_run
 
-    ids = [target.pk for target in targets]
-    transaction.on_commit(lambda: [collect_target.delay(target_id) for target_id in ids])
+    limit = collection_time_limit(kind=kind, targets=len(targets))
+    transaction.on_commit(
+        lambda: collection_run.apply_async(
+            args=[collection.pk], soft_time_limit=limit, time_limit=limit + 30
+        )
+    )
     return collection
 
 
-def target_claim(*, target_id: int, seconds: int) -> CollectionTarget | None:
-    """queued -> running, once: a redelivered task finds nothing to claim."""
-    now = timezone.now()
-    claimed = CollectionTarget.objects.filter(pk=target_id, status=TargetStatus.QUEUED).update(
-        status=TargetStatus.RUNNING,
-        started_at=now,
-        deadline_at=now + timedelta(seconds=seconds),
-        attempts=F("attempts") + 1,
-        progress=5,
-        step="starting",
+def targets_resume(*, collection_id: int, target_ids=None) -> None:
+    """Targets left running when their worker stopped (a redelivered task finds them):
+    queued again to be run now, or failed once they have been claimed MAX_CLAIMS times."""
+    running = CollectionTarget.objects.filter(
+        collection_id=collection_id, status=TargetStatus.RUNNING
     )
-    if not claimed:
-        return None
-    return CollectionTarget.objects.select_related(
-        "collection", "host__credential", "host__jump_host__credential", "side"
-    ).get(pk=target_id)
-
-
-def target_progress(*, target_id: int, progress: int, step: str) -> None:
-    CollectionTarget.objects.filter(pk=target_id, status=TargetStatus.RUNNING).update(
-        progress=progress, step=step
-    )
-
-
-def target_requeue(*, target_id: int, error: str) -> None:
-    """A transient failure: back to the queue, to be claimed by the retry."""
-    CollectionTarget.objects.filter(pk=target_id, status=TargetStatus.RUNNING).update(
-        status=TargetStatus.QUEUED, step=f"retrying: {error}"[:200], progress=0
-    )
-
-
-def target_fail(*, target_id: int, error: str) -> None:
-    updated = CollectionTarget.objects.filter(
-        pk=target_id, status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]
-    ).update(
+    if target_ids is not None:
+        running = running.filter(pk__in=target_ids)
+    given_up = running.filter(attempts__gte=MAX_CLAIMS).update(
         status=TargetStatus.FAILED,
-        error=error[:4000],
+        error=f"The worker collecting from this host stopped {MAX_CLAIMS} times (killed or "
+        "restarted); gave up. Collect again once the workers are stable.",
         step="failed",
         finished_at=timezone.now(),
     )
+    running.filter(attempts__lt=MAX_CLAIMS).update(
+        status=TargetStatus.QUEUED, progress=0, step="resuming: the worker running it stopped"
+    )
+    if given_up:
+        collection_complete_if_done(collection_id=collection_id)
+
+
+def targets_claim(*, collection_id: int, seconds: int, target_ids=None) -> list:
+    """The collection's queued targets -> running, once: a task delivered twice finds
+    nothing left to claim. Returns them with host, credential, jump host and side loaded."""
+    now = timezone.now()
+    with transaction.atomic():
+        queued = CollectionTarget.objects.select_for_update().filter(
+            collection_id=collection_id, status=TargetStatus.QUEUED
+        )
+        if target_ids is not None:
+            queued = queued.filter(pk__in=target_ids)
+        ids = list(queued.values_list("pk", flat=True))
+        CollectionTarget.objects.filter(pk__in=ids).update(
+            status=TargetStatus.RUNNING,
+            started_at=now,
+            began_at=None,
+            deadline_at=now + timedelta(seconds=seconds),
+            attempts=F("attempts") + 1,
+            progress=5,
+            step="starting",
+        )
+    return list(
+        CollectionTarget.objects.filter(pk__in=ids).select_related(
+            "collection__investigation", "host__credential", "host__jump_host__credential", "side"
+        )
+    )
+
+
+def target_claim(*, target_id: int, seconds: int) -> CollectionTarget | None:
+    """One queued target -> running, or None if it was not queued."""
+    target = CollectionTarget.objects.filter(pk=target_id).only("collection_id").first()
+    if target is None:
+        return None
+    claimed = targets_claim(
+        collection_id=target.collection_id, seconds=seconds, target_ids=[target_id]
+    )
+    return claimed[0] if claimed else None
+
+
+def _claimed(target_id: int, attempt: int):
+    return CollectionTarget.objects.filter(
+        pk=target_id, status=TargetStatus.RUNNING, attempts=attempt
+    )
+
+
+def target_update(*, target_id: int, attempt: int, **changes) -> None:
+    """Progress, step or the moment the target began, from the claim `attempt` only."""
+    _claimed(target_id, attempt).update(**changes)
+
+
+def target_succeed(*, target: CollectionTarget, attempt: int | None = None) -> bool:
+    """Running -> succeeded; with `attempt`, only if the target is still under that claim."""
+    running = CollectionTarget.objects.filter(pk=target.pk, status=TargetStatus.RUNNING)
+    if attempt is not None:
+        running = running.filter(attempts=attempt)
+    return bool(
+        running.update(
+            status=TargetStatus.SUCCEEDED, progress=100, step="done", finished_at=timezone.now()
+        )
+    )
+
+
+def target_fail(*, target_id: int, error: str, attempt: int | None = None) -> None:
+    """Queued or running -> failed, with a message a person can act on."""
+    targets = CollectionTarget.objects.filter(
+        pk=target_id, status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]
+    )
+    if attempt is not None:
+        targets = targets.filter(attempts=attempt)
+    updated = targets.update(
+        status=TargetStatus.FAILED, error=error[:4000], step="failed", finished_at=timezone.now()
+    )
     if updated:
-        _complete_if_done(CollectionTarget.objects.get(pk=target_id).collection_id)
+        collection_complete_if_done(
+            collection_id=CollectionTarget.objects.get(pk=target_id).collection_id
+        )
 
 
 def targets_expire_overdue(*, collection: Collection | None = None) -> int:
-    """Fail running targets past their deadline (their worker died or hung)."""
+    """Fail running targets past their deadline (their worker died or hung): the sweep."""
     overdue = CollectionTarget.objects.filter(
         status=TargetStatus.RUNNING, deadline_at__lt=timezone.now()
     )
     if collection is not None:
         overdue = overdue.filter(collection=collection)
     count = 0
-    for target in overdue.only("pk", "collection_id"):
-        target_fail(target_id=target.pk, error="Gave up: no result within the time limit.")
+    for target in overdue.only("pk", "attempts"):
+        target_fail(target_id=target.pk, error=OVERDUE_MESSAGE, attempt=target.attempts)
         count += 1
     return count
 
 
-class HashingFile:
-    """Write-through sha256 and size, so that the artifact is never read twice."""
-
-    def __init__(self, file):
-        self.file, self.sha256, self.size = file, hashlib.sha256(), 0
-
-    def write(self, data: bytes) -> int:
-        self.sha256.update(data)
-        self.size += len(data)
-        return self.file.write(data)
-
-
-def artifact_store(
-    *, target: CollectionTarget, name: str, temp_file, sink: HashingFile, truncated: bool
-) -> Artifact:
-    temp_file.seek(0)
+def artifact_store(*, target: CollectionTarget, captured) -> Artifact:
+    """Keep a captured output (runs.capture.Captured) as the target's artifact."""
+    captured.file.seek(0)
     artifact = Artifact(
         collection_id=target.collection_id,
         target=target,
-        name=name,
-        size=sink.size,
-        sha256=sink.sha256.hexdigest(),
-        truncated=truncated,
+        name=captured.name,
+        size=captured.size,
+        sha256=captured.sha256,
+        truncated=captured.truncated,
     )
-    artifact.file.save(name, File(temp_file), save=False)
+    artifact.file.save(captured.name, File(captured.file), save=False)
     artifact.save()
     return artifact
 
 
 @transaction.atomic
-def facts_store(*, target: CollectionTarget, snapshot: FactsSnapshot) -> FactSnapshot:
-    """Keep the parsed facts, finish the target, and re-run the finding rules."""
-    stored = FactSnapshot.objects.create(
-        target=target,
-        investigation_id=target.collection.investigation_id,
-        host=target.host,
-        side=target.side,
-        collected_at=timezone.now(),
-        facts=snapshot.facts,
-        probes={
-            name: {"status": p.status, "reason": p.reason, "via_sudo": p.via_sudo}
-            for name, p in snapshot.probes.items()
-        },
-    )
-    CollectionTarget.objects.filter(pk=target.pk).update(
-        status=TargetStatus.SUCCEEDED, progress=100, step="done", finished_at=timezone.now()
-    )
-    findings_refresh(investigation=target.collection.investigation)
-    checklist_refresh(investigation=target.collection.investigation)
-    transaction.on_commit(lambda: _complete_if_done(target.collection_id))
-    return stored
-
-
-@transaction.atomic
-def _complete_if_done(collection_id: int) -> None:
+def collection_complete_if_done(*, collection_id: int) -> None:
     """Once every target has ended, say so on the timeline (once)."""
     collection = Collection.objects.select_for_update().get(pk=collection_id)
     if collection.completed_at is not None:

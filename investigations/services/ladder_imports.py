@@ -6,6 +6,7 @@ from django.utils import timezone
 
 from collectors.loadresults import LoadResultError
 from collectors.loadresults import parse as parse_results
+from collectors.loadrun import LOAD_OPTION
 from investigations.choices import ImportFormat, LadderStatus
 from investigations.models import Investigation, Ladder, LadderSide, LadderStep
 from investigations.services.checklist import checklist_refresh
@@ -18,10 +19,6 @@ from investigations.services.ladders import (
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # a file
 MAX_IMPORT_FILES = 50
-
-
-# Formats whose output does not say its load: the option that gives it.
-LOAD_OPTION = {ImportFormat.HEY: "concurrency", ImportFormat.WRK2: "rate"}
 
 
 def _import_results(format: str, files: list[tuple[str, bytes]], load: float | None) -> list:

@@ -1,7 +1,7 @@
 """Ladder load tests: request, per-side progress and results, cancel, analysis (imports:
 services/ladder_imports.py).
 
-A ladder runs as one task (tasks.ladder_run, then ladder_run.py: a thread per side). Both
+A ladder runs as one task (tasks.ladder_run, then runs/ladder.py: a thread per side). Both
 sides follow one schedule: step i starts at start_at + i * slot_seconds on both, so the two
 measure the same moment; each step records when it really started.
 """
@@ -15,19 +15,19 @@ from django.utils import timezone
 
 from collectors.loadresults import StepResult
 from collectors.loadrun import validate_url
-from collectors.parsers.sampling import average, average_per_cpu, busiest_cpu
 from investigations.analysis.ladder import Point, find_divergence, find_knee
+from investigations.analysis.steps import cpu_average, ladder_outcome
 from investigations.choices import (
     ENDED_LADDER_STATUSES,
+    OVERDUE_MESSAGE,
     RATE_TOOLS,
     EventKind,
-    HostRole,
     LadderStatus,
     LoadKind,
     LoadTool,
 )
-from investigations.models import EnvironmentMember, Investigation, Ladder, LadderSide, LadderStep
-from investigations.selectors import ladder_points, ladder_sides
+from investigations.models import Investigation, Ladder, LadderSide, LadderStep
+from investigations.selectors import ladder_load_generator, ladder_points, ladder_sides
 from investigations.services.checklist import checklist_refresh
 from investigations.services.timeline import timeline_event_log
 
@@ -76,18 +76,6 @@ def load_unit(load_kind: str) -> str:
     return "requests/s" if load_kind == LoadKind.RATE else "connections"
 
 
-def _load_generator(investigation: Investigation, side_key: str):
-    member = (
-        EnvironmentMember.objects.filter(
-            investigation=investigation, side__key=side_key, role=HostRole.LOAD_GENERATOR
-        )
-        .select_related("host", "side")
-        .order_by("host__name")
-        .first()
-    )
-    return member
-
-
 @transaction.atomic
 def ladder_request(
     *,
@@ -123,7 +111,10 @@ def ladder_request(
             f"{tool} cannot hold a request rate: step requests/s with "
             f"{' or '.join(RATE_TOOLS)}, or step connections."
         )
-    generators = {side: _load_generator(investigation, side) for side in ("a", "b")}
+    generators = {
+        side: ladder_load_generator(investigation=investigation, side_key=side)
+        for side in ("a", "b")
+    }
     missing = [side.upper() for side, member in generators.items() if member is None]
     if missing:
         errors["load_generator"] = (
@@ -202,29 +193,6 @@ def ladder_side_progress(*, side_id: int, step: int) -> None:
     LadderSide.objects.filter(pk=side_id, status=LadderStatus.RUNNING).update(current_step=step)
 
 
-def cancel_requested(ladder_id: int) -> bool:
-    return Ladder.objects.filter(pk=ladder_id, cancel_requested_at__isnull=False).exists()
-
-
-def _cpu_average(samples) -> dict:
-    """The mean over the service hosts of each host's vmstat means, and the busiest single
-    CPU of any of them (mpstat)."""
-    per_host = [average(series) for _, tool, series in samples if tool == "vmstat" and series]
-    cpu = {}
-    if per_host:
-        keys = per_host[0].keys()
-        cpu = {key: round(sum(h.get(key, 0) for h in per_host) / len(per_host), 2) for key in keys}
-    busiest = [
-        (found[1], found[0], host.name)
-        for host, tool, series in samples
-        if tool == "mpstat" and (found := busiest_cpu(average_per_cpu(series)))
-    ]
-    if busiest:
-        busy, name, host = max(busiest)
-        cpu["busiest_cpu"] = {"host": host, "cpu": name, "busy": busy}
-    return cpu
-
-
 @transaction.atomic
 def ladder_step_store(
     *,
@@ -250,22 +218,12 @@ def ladder_step_store(
         transfer_bytes_per_s=result.transfer_bytes_per_s,
         latency_ms=dict(result.latency_ms),
         errors=dict(result.errors),
-        cpu=_cpu_average(samples),
+        cpu=cpu_average(samples),
         raw_output=raw_output[:65536],
     )
     for host, tool, series in samples:
         step.samples.create(host=host, tool=tool, series=series)
     return step
-
-
-def breaking_reason(ladder: Ladder, step: LadderStep) -> str | None:
-    """Why a step passes the ladder's stop rule, or None."""
-    if step.error_rate > ladder.stop_error_rate:
-        return f"{step.error_rate:.1%} of requests failed (limit {ladder.stop_error_rate:.1%})"
-    p99 = step.latency_ms.get("p99")
-    if ladder.stop_p99_ms is not None and p99 is not None and p99 > ladder.stop_p99_ms:
-        return f"p99 {p99:,.1f} ms (limit {ladder.stop_p99_ms:,g} ms)"
-    return None
 
 
 @transaction.atomic
@@ -312,7 +270,7 @@ def ladders_expire_overdue(*, ladder: Ladder | None = None) -> int:
         ladder_side_finish(
             side_id=side_id,
             status=LadderStatus.FAILED,
-            error="Gave up: no result within the time limit.",
+            error=OVERDUE_MESSAGE,
         )
     return len(side_ids)
 
@@ -341,15 +299,13 @@ def ladder_finish_if_done(*, ladder_id: int) -> None:
     if ladder.status in ENDED_LADDER_STATUSES:
         return
     sides = list(ladder.sides.select_related("side"))
-    if any(side.status not in ENDED_LADDER_STATUSES for side in sides):
+    status = ladder_outcome(
+        cancel_requested=ladder.cancel_requested_at is not None,
+        side_statuses=[side.status for side in sides],
+    )
+    if status is None:
         return
-    if ladder.cancel_requested_at:
-        ladder.status = LadderStatus.CANCELLED
-    elif any(side.status == LadderStatus.FAILED for side in sides):
-        # One side's results alone compare with nothing: the ladder did not do its job.
-        ladder.status = LadderStatus.FAILED
-    else:
-        ladder.status = LadderStatus.COMPLETED
+    ladder.status = status
     ladder.analysis = ladder_analysis(ladder)
     ladder.finished_at = timezone.now()
     ladder.save(update_fields=["status", "analysis", "finished_at"])

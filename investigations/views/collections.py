@@ -14,10 +14,10 @@ from investigations.access import (
     finding_for_user,
     investigation_for_user,
 )
-from investigations.choices import ENDED_TARGET_STATUSES, Role
-from investigations.forms import CollectFactsForm
-from investigations.selectors import fact_pair_diffs
-from investigations.services.collections import collection_request, targets_expire_overdue
+from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
+from investigations.runs import plan_for
+from investigations.selectors import collection_targets, fact_pair_diffs
+from investigations.services.collections import collection_request
 from investigations.services.findings import finding_set_status
 from investigations.views.pages import wants_partial
 
@@ -26,19 +26,20 @@ from investigations.views.pages import wants_partial
 @login_required
 def collection_new(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
-    form = CollectFactsForm(request.POST)
-    if form.is_valid():
-        try:
-            collection_request(
-                investigation=investigation,
-                user=request.user,
-                service=form.cleaned_data["service"],
-                paths=form.cleaned_data["paths"],
-            )
-        except ValidationError as error:
-            messages.error(request, " ".join(error.messages))
-    else:
-        messages.error(request, " ".join(m for ms in form.errors.values() for m in ms))
+    kind = request.POST.get("kind") or CollectionKind.FACTS
+    try:
+        # The kind's plan validates its own parameters (the form the page showed).
+        fields = plan_for(kind).parameters_form.base_fields
+        collection_request(
+            investigation=investigation,
+            user=request.user,
+            kind=kind,
+            parameters={name: request.POST.get(name, "") for name in fields},
+        )
+    except LookupError:
+        messages.error(request, "Choose a kind of evidence to collect.")
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
     return redirect(reverse("investigation_detail", args=[pk]) + "#evidence")
 
 
@@ -50,8 +51,7 @@ def collection_status(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect(
             reverse("investigation_detail", args=[collection.investigation_id]) + "#evidence"
         )
-    targets_expire_overdue(collection=collection)
-    targets = list(collection.targets.select_related("host", "side").prefetch_related("artifacts"))
+    targets = collection_targets(collection=collection)
     done = all(t.status in ENDED_TARGET_STATUSES for t in targets)
     response = render(
         request,

@@ -19,7 +19,6 @@ from investigations.services.ladders import (
     ladder_analysis,
     ladder_cancel,
     ladder_request,
-    ladders_expire_overdue,
 )
 from investigations.views.pages import wants_partial
 
@@ -92,7 +91,6 @@ def ladder_import_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _progress_context(ladder: Ladder) -> dict:
     """What the polled progress table reads."""
-    ladders_expire_overdue(ladder=ladder)
     # Only the fields a run changes.
     ladder.refresh_from_db(fields=["status", "analysis", "cancel_requested_at", "finished_at"])
     return {

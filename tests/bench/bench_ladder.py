@@ -81,7 +81,7 @@ def _place(test_hosts) -> object:
 
 
 def one_ladder(investigation, user, urls, steps, step_seconds) -> dict:
-    from investigations.ladder_run import run_ladder
+    from investigations.runs.ladder import run_ladder
     from investigations.models import LadderStep
     from investigations.services.ladders import ladder_claim, ladder_request
 

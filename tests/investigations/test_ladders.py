@@ -14,6 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from collectors.loadresults import parse
+from investigations.analysis.steps import breaking_reason
 from investigations.choices import HostRole, ItemStatus, LadderStatus
 from investigations.models import (
     ChecklistItem,
@@ -27,7 +28,6 @@ from investigations.models import (
 from investigations.services.investigations import investigation_create
 from investigations.services.ladder_imports import MAX_IMPORT_FILES, ladder_import
 from investigations.services.ladders import (
-    breaking_reason,
     ladder_analysis,
     ladder_cancel,
     ladder_claim,

@@ -36,7 +36,8 @@ from investigations.services.checklist import (
     checklist_item_update,
     checklist_refresh,
 )
-from investigations.services.collections import collection_request, facts_store, target_claim
+from investigations.services.collections import collection_request, target_claim
+from investigations.services.facts import facts_store
 from investigations.services.findings import finding_set_status
 from investigations.services.inventory import host_create, member_add, member_remove
 from investigations.services.investigations import investigation_create, investigation_update

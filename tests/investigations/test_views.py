@@ -41,7 +41,8 @@ from investigations.models import (
     Team,
     TimelineEvent,
 )
-from investigations.services.collections import collection_request, facts_store, target_claim
+from investigations.services.collections import collection_request, target_claim
+from investigations.services.facts import facts_store
 from investigations.services.hostkeys import host_key_scan
 from investigations.services.inventory import credential_create, host_create, member_add
 from investigations.services.investigations import (

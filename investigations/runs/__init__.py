@@ -1,0 +1,33 @@
+"""Evidence collection: one machinery, a plan per kind.
+
+A Collection's kind chooses its Plan (runs/base.py). The runner (runs/collection.py) claims
+the targets, runs every one at once in threads (one SSH connection each), starts them
+together (runs/gate.py), streams outputs into hashed files (runs/capture.py) and hands each
+result to the plan's service. The ladder (runs/ladder.py) runs on the same remote
+machinery (runs/remote.py). To add a kind, see "Adding an evidence kind" in the README.
+"""
+
+import importlib
+import pkgutil
+
+PLANS: dict = {}
+_MACHINERY = {"base", "capture", "collection", "gate", "remote", "ladder"}
+
+
+def register(cls):
+    """Class decorator: make the plan the one for its kind."""
+    PLANS[cls.kind] = cls()
+    return cls
+
+
+def plan_for(kind: str):
+    """The plan of a collection kind (every module of this package is imported once, so
+    that each kind registers itself)."""
+    if not PLANS:
+        for module in pkgutil.iter_modules(__path__):
+            if module.name not in _MACHINERY:
+                importlib.import_module(f"{__name__}.{module.name}")
+    try:
+        return PLANS[kind]
+    except KeyError:
+        raise LookupError(f"no plan for the collection kind {kind!r}") from None

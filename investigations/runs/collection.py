@@ -1,0 +1,174 @@
+"""Running a collection: all its targets at once, from one task.
+
+The task's own thread claims the targets, decides how to reach each host (credentials
+decrypted, jump hosts followed), and starts a thread per target (at most
+COLLECTION_PARALLELISM at a time). The target threads only talk to the hosts: connect, wait
+at the start gate, run the plan. Everything they have to say (progress, the moment they
+began, the result) comes back to the task's thread, which alone writes the database: one
+writer, a handful of short transactions, and no connection per thread.
+"""
+
+import logging
+import queue
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+
+from collectors.errors import CollectorError
+from investigations.connections import connector_for
+from investigations.models import Collection
+from investigations.runs import plan_for
+from investigations.runs.base import TargetRun
+from investigations.runs.gate import StartGate
+from investigations.services.collections import (
+    collection_complete_if_done,
+    target_fail,
+    target_update,
+    targets_claim,
+    targets_resume,
+)
+
+logger = logging.getLogger(__name__)
+
+# A transient network error is tried again this many times in all, within the deadline.
+MAX_TRIES = 3
+OUT_OF_TIME = "Gave up: the collection took too long."
+
+
+@dataclass
+class Outcome:
+    target_id: int
+    attempt: int
+    result: object = None
+    error: str = ""
+
+
+def run_collection(*, collection_id: int, target_ids=None) -> None:
+    """Run the collection's queued targets (or those of `target_ids`) to their end.
+    Targets a stopped worker left running are resumed first; run twice, the second run
+    finds nothing to claim."""
+    collection = Collection.objects.select_related("investigation").get(pk=collection_id)
+    plan = plan_for(collection.kind)
+    targets_resume(collection_id=collection_id, target_ids=target_ids)
+    waves = -(-collection.targets.count() // settings.COLLECTION_PARALLELISM)
+    targets = targets_claim(
+        collection_id=collection_id,
+        seconds=waves * plan.target_seconds + settings.SSH_CONNECT_TIMEOUT,
+        target_ids=target_ids,
+    )
+    runs, connectors = [], {}
+    for target in targets:
+        try:
+            connectors[target.pk] = connector_for(target.host)
+        except CollectorError as error:
+            target_fail(target_id=target.pk, error=error.message, attempt=target.attempts)
+            continue
+        runs.append(target)
+    if runs:
+        _run_all(plan, collection, runs, connectors)
+    collection_complete_if_done(collection_id=collection_id)
+
+
+def _run_all(plan, collection, targets, connectors) -> None:
+    by_id = {target.pk: target for target in targets}
+    parallel = min(len(targets), settings.COLLECTION_PARALLELISM)
+    gate = StartGate(
+        parties=parallel,
+        not_before=collection.start_at,
+        max_wait=settings.SSH_CONNECT_TIMEOUT + 2,
+    )
+    reports: queue.SimpleQueue = queue.SimpleQueue()
+
+    def report(target_id, attempt, **changes):
+        reports.put((target_id, attempt, changes))
+
+    pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix=f"collect-{collection.pk}")
+    pending = {
+        pool.submit(
+            _run_target,
+            plan,
+            TargetRun(
+                target_id=target.pk,
+                attempt=target.attempts,
+                host_name=target.host.name,
+                address=target.host.address,
+                side=target.side.key,
+                parameters=collection.parameters,
+                deadline=0.0,  # set when its thread starts
+                gate=gate,
+                report=report,
+            ),
+            connectors[target.pk],
+        )
+        for target in targets
+    }
+    try:
+        while pending:
+            done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+            _write_reports(reports)
+            stored = False
+            for future in done:
+                outcome = future.result()
+                target = by_id[outcome.target_id]
+                if outcome.error:
+                    target_fail(target_id=target.pk, error=outcome.error, attempt=outcome.attempt)
+                else:
+                    plan.store(target=target, result=outcome.result)
+                    stored = True
+            if stored:
+                plan.refresh(investigation=collection.investigation)
+    except SoftTimeLimitExceeded:
+        # The threads still waiting on hosts end by their own command timeouts; whatever
+        # they bring back is dropped.
+        for target in by_id.values():
+            target_fail(target_id=target.pk, error=OUT_OF_TIME, attempt=target.attempts)
+    finally:
+        pool.shutdown(wait=not pending, cancel_futures=True)
+
+
+def _write_reports(reports: queue.SimpleQueue) -> None:
+    """What the target threads said since the last look, the newest per target."""
+    latest: dict[tuple[int, int], dict] = {}
+    while True:
+        try:
+            target_id, attempt, changes = reports.get_nowait()
+        except queue.Empty:
+            break
+        latest.setdefault((target_id, attempt), {}).update(changes)
+    for (target_id, attempt), changes in latest.items():
+        target_update(target_id=target_id, attempt=attempt, **changes)
+
+
+def _run_target(plan, run: TargetRun, connector) -> Outcome:
+    """In a thread of its own: connect, run the plan; transient network errors are tried
+    again while the deadline allows."""
+    run.deadline = time.monotonic() + plan.target_seconds
+    tries = 0
+    try:
+        while True:
+            tries += 1
+            try:
+                run.progress(15, f"connecting to {run.address}")
+                with connector() as connection:
+                    run.connection = connection
+                    return Outcome(run.target_id, run.attempt, result=plan.run(run))
+            except CollectorError as error:
+                pause = 2 * tries
+                if (
+                    not error.transient
+                    or tries >= MAX_TRIES
+                    or run.remaining() < pause + settings.SSH_CONNECT_TIMEOUT
+                ):
+                    return Outcome(run.target_id, run.attempt, error=error.message)
+                run.progress(5, f"retrying: {error.message}"[:200])
+                time.sleep(pause)
+    except Exception as error:  # a bug, not the host: fail the target visibly
+        logger.exception("collection target %s failed", run.target_id)
+        return Outcome(
+            run.target_id, run.attempt, error=f"Internal error: {type(error).__name__}: {error}"
+        )
+    finally:
+        run.leave()

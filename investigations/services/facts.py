@@ -1,0 +1,47 @@
+"""Host facts: a target's parsed snapshot kept, and the rules re-run over every pair."""
+
+from django.db import transaction
+from django.utils import timezone
+
+from collectors.facts import FactsSnapshot
+from investigations.models import CollectionTarget, FactSnapshot, Investigation
+from investigations.services.checklist import checklist_refresh
+from investigations.services.collections import collection_complete_if_done, target_succeed
+from investigations.services.findings import findings_refresh
+
+
+@transaction.atomic
+def facts_store(
+    *,
+    target: CollectionTarget,
+    snapshot: FactsSnapshot,
+    attempt: int | None = None,
+    refresh: bool = True,
+) -> FactSnapshot | None:
+    """Keep the parsed facts and finish the target; with `refresh`, re-run the finding
+    rules and the checklist too (a collection does that once per batch instead). None if
+    the target is no longer running (under the claim `attempt`, when given)."""
+    if not target_succeed(target=target, attempt=attempt):
+        return None
+    stored = FactSnapshot.objects.create(
+        target=target,
+        investigation_id=target.collection.investigation_id,
+        host=target.host,
+        side=target.side,
+        collected_at=timezone.now(),
+        facts=snapshot.facts,
+        probes={
+            name: {"status": p.status, "reason": p.reason, "via_sudo": p.via_sudo}
+            for name, p in snapshot.probes.items()
+        },
+    )
+    if refresh:
+        facts_refresh(investigation=target.collection.investigation)
+    transaction.on_commit(lambda: collection_complete_if_done(collection_id=target.collection_id))
+    return stored
+
+
+def facts_refresh(*, investigation: Investigation) -> None:
+    """What reads the facts: the findings of every host pair, then the checklist."""
+    findings_refresh(investigation=investigation)
+    checklist_refresh(investigation=investigation)

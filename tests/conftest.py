@@ -182,24 +182,21 @@ def _database_url(settings_dict: dict) -> str:
     return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
 
 
-@pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker):
-    """A `celery worker` process on the test database and a queue of this run's own.
-
-    Tests that use it need `django_db(transaction=True)`: the worker sees committed rows only.
-    """
+def start_worker(queue: str, log_name: str = "celery-worker.log") -> tuple[subprocess.Popen, str]:
+    """A `celery worker` process (concurrency 2, as make run's) on the test database and
+    on `queue`; returns it with its host name once it answers a ping."""
     from django.db import connection
 
     from app.celery import app
 
     ARTIFACTS.mkdir(exist_ok=True)
-    hostname = f"{TEST_QUEUE}@localhost"
+    hostname = f"{queue}@localhost"
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(connection.settings_dict),
-        "PERFCASE_QUEUE": TEST_QUEUE,
+        "PERFCASE_QUEUE": queue,
     }
-    log = open(ARTIFACTS / "celery-worker.log", "w")
+    log = open(ARTIFACTS / log_name, "w")
     process = subprocess.Popen(
         [
             sys.executable,
@@ -222,20 +219,32 @@ def celery_worker(django_db_setup, django_db_blocker):
         stderr=subprocess.STDOUT,
         cwd=Path(__file__).resolve().parent.parent,
     )
+    log.close()  # the worker has its own copy of the descriptor
     deadline = time.monotonic() + 60
     while not app.control.ping(destination=[hostname], timeout=1.0):
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
-            raise RuntimeError(
-                f"The test Celery worker did not start; see {ARTIFACTS / 'celery-worker.log'}"
-            )
-    yield hostname
+            raise RuntimeError(f"The test Celery worker did not start; see {ARTIFACTS / log_name}")
+    return process, hostname
+
+
+def stop_worker(process: subprocess.Popen) -> None:
     process.terminate()
     try:
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         process.kill()
-    log.close()
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker):
+    """A `celery worker` process on the test database and a queue of this run's own.
+
+    Tests that use it need `django_db(transaction=True)`: the worker sees committed rows only.
+    """
+    process, hostname = start_worker(TEST_QUEUE)
+    yield hostname
+    stop_worker(process)
 
 
 def trust_host_key(api: ApiClient, host) -> dict:

@@ -36,6 +36,7 @@ logger = logging.getLogger(__name__)
 # A transient network error is tried again this many times in all, within the deadline.
 MAX_TRIES = 3
 OUT_OF_TIME = "Gave up: the collection took too long."
+REFRESH_SECONDS = 5
 
 
 @dataclass
@@ -106,10 +107,10 @@ def _run_all(plan, collection, targets, connectors) -> None:
         for target in targets
     }
     try:
+        unread, last_refresh = False, time.monotonic()
         while pending:
             done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
             _write_reports(reports)
-            stored = False
             for future in done:
                 outcome = future.result()
                 target = by_id[outcome.target_id]
@@ -117,9 +118,12 @@ def _run_all(plan, collection, targets, connectors) -> None:
                     target_fail(target_id=target.pk, error=outcome.error, attempt=outcome.attempt)
                 else:
                     plan.store(target=target, result=outcome.result)
-                    stored = True
-            if stored:
+                    unread = True
+            # What reads the results (rules, checklist) runs once at the end, and meanwhile
+            # at most every REFRESH_SECONDS, so that a slow host does not hold back the rest.
+            if unread and (not pending or time.monotonic() - last_refresh > REFRESH_SECONDS):
                 plan.refresh(investigation=collection.investigation)
+                unread, last_refresh = False, time.monotonic()
     except SoftTimeLimitExceeded:
         # The threads still waiting on hosts end by their own command timeouts; whatever
         # they bring back is dropped.

@@ -18,10 +18,12 @@ from investigations.runs import PLANS, plan_for
 from investigations.runs.facts import FactsPlan
 from investigations.runs.gate import StartGate
 from investigations.services.collections import collection_request, target_claim
-from investigations.services.inventory import credential_create, host_create, member_add
+from investigations.services.inventory import credential_create
 from investigations.worker import Sweeper
 from tests.conftest import ApiClient, start_worker, stop_worker, wait_for
 from tests.conftest import trust_host_key as trust
+from tests.investigations.test_collections import place_local_hosts
+from tests.investigations.test_facts_end_to_end import place
 
 # --- the registry --------------------------------------------------------------------------
 
@@ -111,28 +113,9 @@ def test_a_slow_target_is_waited_for_at_most_max_wait():
 # --- the sweep and reads that do not write -------------------------------------------------
 
 
-def _local_hosts(personas):
-    for name, side in (("app-a", "a"), ("app-b", "b")):
-        host = host_create(
-            team=personas.team,
-            name=name,
-            address="127.0.0.1",
-            port=22,
-            username="root",
-            transport="local",
-        )
-        member_add(
-            investigation=personas.investigation,
-            user=personas.member,
-            host=host,
-            side_key=side,
-            role="service",
-        )
-
-
 @pytest.fixture
 def overdue(personas):
-    _local_hosts(personas)
+    place_local_hosts(personas)
     collection = collection_request(investigation=personas.investigation, user=personas.member)
     target = collection.targets.first()
     target_claim(target_id=target.pk, seconds=60)
@@ -198,31 +181,13 @@ def test_a_worker_killed_mid_collection_leaves_no_target_running(
     personas, test_hosts, start_host, own_worker
 ):
     credential = credential_create(
-        team=personas.team,
-        user=personas.member,
-        name="probe key",
-        private_key=test_hosts.client_key,
+        team=personas.team, user=personas.member, name="probe", private_key=test_hosts.client_key
     )
     api = ApiClient(personas.member)
     # The hanging tool holds the probe script for its time limit: the kill lands mid-run.
     for side in ("a", "b"):
-        test_host = start_host(f"slow-{side}", hang_tools=["systemd-detect-virt"])
-        host = host_create(
-            team=personas.team,
-            name=test_host.name,
-            address=test_host.address,
-            port=test_host.port,
-            username=test_host.username,
-            credential=credential,
-        )
-        member_add(
-            investigation=personas.investigation,
-            user=personas.member,
-            host=host,
-            side_key=side,
-            role="service",
-        )
-        trust(api, host)
+        slow = start_host(f"slow-{side}", hang_tools=["systemd-detect-virt"])
+        trust(api, place(personas, credential, slow, side))
     created = api.post(
         f"/api/investigations/{personas.investigation.pk}/collections", {"kind": "facts"}
     ).body

@@ -339,10 +339,10 @@ def ladder_sides(*, ladder) -> list:
     """The ladder's sides, A then B, each with its side, load generator and steps loaded
     (two queries): what ladder_points and ladder_rows read. A side still running past its
     deadline reads as failed, and the ladder's status with it (read_overdue_as_failed)."""
-    sides = read_overdue_as_failed(
-        list(ladder.sides.select_related("side", "load_generator").prefetch_related("steps"))
-    )
-    if ladder.status == LadderStatus.RUNNING:
+    sides = list(ladder.sides.select_related("side", "load_generator").prefetch_related("steps"))
+    running = sum(side.status == LadderStatus.RUNNING for side in sides)
+    read_overdue_as_failed(sides)
+    if running != sum(side.status == LadderStatus.RUNNING for side in sides):
         ladder.status = ladder_outcome(
             cancel_requested=ladder.cancel_requested_at is not None,
             side_statuses=[side.status for side in sides],

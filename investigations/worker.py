@@ -1,4 +1,4 @@
-"""What every Celery worker does beside its tasks: the sweep.
+"""What every Celery worker does beside its tasks: the sweep, and a warm start.
 
 A target or a ladder side whose worker was killed stays "running" in the database. Every
 worker, every SWEEP_SECONDS, fails those past their deadline (tasks.sweep): no beat process
@@ -9,6 +9,7 @@ are conditional, so two sweeping at once do nothing twice.
 import logging
 
 from celery import bootsteps
+from celery.signals import worker_init
 
 logger = logging.getLogger(__name__)
 
@@ -43,3 +44,15 @@ def _sweep() -> None:
     finally:
         # The pool's processes are forked from this one: hold no connection between sweeps.
         connections.close_all()
+
+
+@worker_init.connect
+def _warm(**_) -> None:
+    """Import what a collection runs (paramiko, the plans, the parsers) before the pool's
+    processes are forked, so that no collection pays for the imports on its first run."""
+    from investigations.choices import CollectionKind
+    from investigations.runs import plan_for
+    from investigations.runs.collection import run_collection  # noqa: F401
+
+    for kind in CollectionKind.values:
+        plan_for(kind)

@@ -18,9 +18,10 @@ def facts_store(
     attempt: int | None = None,
     refresh: bool = True,
 ) -> FactSnapshot | None:
-    """Keep the parsed facts and finish the target; with `refresh`, re-run the finding
-    rules and the checklist too (a collection does that once per batch instead). None if
-    the target is no longer running (under the claim `attempt`, when given)."""
+    """Keep the parsed facts and finish the target; with `refresh`, what follows too: the
+    finding rules, the checklist, and the collection's end once every target has ended (a
+    collection's runner does those once for all its targets instead). None if the target
+    is no longer running (under the claim `attempt`, when given)."""
     if not target_succeed(target=target, attempt=attempt):
         return None
     stored = FactSnapshot.objects.create(

@@ -30,7 +30,9 @@ test: install var
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
-# Speed targets, measured on real sshd test hosts (needs root for their mount namespaces).
+# Speed targets, measured on real sshd test hosts (needs root for their mount namespaces):
+# host facts end to end through the API of a default stack of the bench's own (a temporary
+# var dir and port; `make run`'s var/ is never touched) against ansible, then the ladder.
 bench: install var
 	status=0; \
 	$(PY) -m tests.bench.bench_facts || status=$$?; \

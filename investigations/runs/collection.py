@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.db import transaction
 
 from collectors.errors import CollectorError
 from investigations.connections import connector_for
@@ -111,19 +112,31 @@ def _run_all(plan, collection, targets, connectors) -> None:
         while pending:
             done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
             _write_reports(reports)
-            for future in done:
-                outcome = future.result()
-                target = by_id[outcome.target_id]
-                if outcome.error:
-                    target_fail(target_id=target.pk, error=outcome.error, attempt=outcome.attempt)
-                else:
-                    plan.store(target=target, result=outcome.result)
-                    unread = True
-            # What reads the results (rules, checklist) runs once at the end, and meanwhile
-            # at most every REFRESH_SECONDS, so that a slow host does not hold back the rest.
-            if unread and (not pending or time.monotonic() - last_refresh > REFRESH_SECONDS):
-                plan.refresh(investigation=collection.investigation)
-                unread, last_refresh = False, time.monotonic()
+            if not done:
+                continue
+            # One transaction a batch: the last batch's targets end in the same commit as
+            # the rules and the timeline's "collected", so nobody reads the collection
+            # complete without its findings.
+            outcomes = [future.result() for future in done]
+            with transaction.atomic():
+                for outcome in outcomes:
+                    if not outcome.error:
+                        plan.store(target=by_id[outcome.target_id], result=outcome.result)
+                        unread = True
+                # What reads the results (rules, checklist) runs at the end, and meanwhile
+                # at most every REFRESH_SECONDS, so that a slow host does not hold the rest.
+                if unread and (not pending or time.monotonic() - last_refresh > REFRESH_SECONDS):
+                    plan.refresh(investigation=collection.investigation)
+                    unread, last_refresh = False, time.monotonic()
+                for outcome in outcomes:
+                    if outcome.error:
+                        target_fail(
+                            target_id=outcome.target_id,
+                            error=outcome.error,
+                            attempt=outcome.attempt,
+                        )
+                if not pending:
+                    collection_complete_if_done(collection_id=collection.pk)
     except SoftTimeLimitExceeded:
         # The threads still waiting on hosts end by their own command timeouts; whatever
         # they bring back is dropped.

@@ -1,0 +1,13 @@
+"""Rules about the service under test itself: how it is started."""
+
+from investigations.analysis.rules.base import simple_rule
+from investigations.choices import FindingSeverity as Severity
+
+jvm_options = simple_rule(
+    "service.jvm_options",
+    "jvm_options",
+    Severity.MEDIUM,
+    "The service's JVM options differ",
+    "Heap size, garbage collector and their tuning flags change throughput and pause times.",
+    "Run the same start-up flags on both sides.",
+)

@@ -5,6 +5,11 @@ GIL). Every request waits `wait_ms` (I/O: throughput scales with concurrency) an
 burns `cpu_ms` of CPU under one lock (a single core's worth: throughput stops at about
 1000 / cpu_ms requests/s). So a server with cpu_ms=5 saturates near 200 requests/s, while
 one with cpu_ms=0 keeps scaling.
+
+`hold_ms` makes a server weak without spending CPU: every request holds one shared resource
+(think of a single database connection) for that long, asleep. Its throughput can never pass
+1000 / hold_ms requests/s, however idle or busy the machine, and a busy machine cannot make
+it any stronger: the limit to test against when other work shares the cores.
 """
 
 import socket
@@ -18,7 +23,9 @@ import hashlib, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 port, wait_ms, cpu_ms = int(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+hold_ms = float(sys.argv[4])
 cpu = threading.Lock()
+resource = threading.Lock()
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -28,6 +35,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         time.sleep(wait_ms / 1000)
+        if hold_ms:
+            with resource:
+                time.sleep(hold_ms / 1000)
         if cpu_ms:
             with cpu:
                 deadline = time.perf_counter() + cpu_ms / 1000
@@ -58,11 +68,11 @@ def _free_port() -> int:
 
 
 @contextmanager
-def http_server(*, wait_ms: float = 10, cpu_ms: float = 0):
+def http_server(*, wait_ms: float = 10, cpu_ms: float = 0, hold_ms: float = 0):
     """A server on 127.0.0.1; yields its URL and stops it afterwards."""
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(port), str(wait_ms), str(cpu_ms)],
+        [sys.executable, "-c", SERVER, str(port), str(wait_ms), str(cpu_ms), str(hold_ms)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )

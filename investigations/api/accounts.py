@@ -1,5 +1,5 @@
 from django.contrib.auth import authenticate
-from django.shortcuts import get_object_or_404
+from django.http import Http404
 from ninja import Router, Status
 from ninja.errors import AuthenticationError
 
@@ -16,7 +16,7 @@ from investigations.api.schemas import (
 )
 from investigations.choices import Role
 from investigations.models import Membership
-from investigations.selectors import team_members
+from investigations.selectors import membership_get, memberships_for_user, team_members
 from investigations.services.teams import membership_add, membership_remove, team_create
 from investigations.services.tokens import api_token_create
 
@@ -40,8 +40,7 @@ def _team_out(membership: Membership) -> dict:
 
 @router.get("/teams", response=list[TeamOut])
 def teams_list(request):
-    memberships = Membership.objects.filter(user=request.user).select_related("team")
-    return [_team_out(m) for m in memberships.order_by("team__name")]
+    return [_team_out(m) for m in memberships_for_user(user=request.user)]
 
 
 @router.post("/teams", response={201: TeamOut, **ERRORS})
@@ -73,5 +72,8 @@ def team_members_add(request, team_id: Id, payload: MembershipIn):
 @router.delete("/teams/{team_id}/members/{membership_id}", response={204: None, **ERRORS})
 def team_members_remove(request, team_id: Id, membership_id: Id):
     team = team_for_user(request.user, team_id, Role.LEAD)
-    membership_remove(membership=get_object_or_404(Membership, pk=membership_id, team=team))
+    membership = membership_get(team=team, membership_id=membership_id)
+    if membership is None:
+        raise Http404
+    membership_remove(membership=membership)
     return Status(204, None)

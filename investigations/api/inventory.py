@@ -16,8 +16,12 @@ from investigations.api.schemas import (
     reject_nulls,
 )
 from investigations.choices import Role
-from investigations.models import Credential, Host
-from investigations.selectors import credentials_for_user, hosts_for_user
+from investigations.selectors import (
+    credential_in_team,
+    credentials_for_user,
+    host_in_team,
+    hosts_for_user,
+)
 from investigations.services.hostkeys import host_key_scan, host_key_trust
 from investigations.services.inventory import (
     credential_create,
@@ -33,10 +37,7 @@ ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: Error
 
 @router.get("/credentials", response=list[CredentialOut])
 def credentials_list(request, team: Id | None = None):
-    credentials = credentials_for_user(user=request.user)
-    if team:
-        credentials = credentials.filter(team_id=team)
-    return credentials
+    return credentials_for_user(user=request.user, team_id=team or None)
 
 
 @router.post("/credentials", response={201: CredentialOut, **ERRORS})
@@ -59,11 +60,14 @@ def credentials_delete(request, credential_id: Id):
     return Status(204, None)
 
 
-def _related(model, field: str, pk: int | None, team_id: int):
+def _related(field: str, pk: int | None, team_id: int):
     """A credential or jump host of the same team by id, or None for none."""
     if pk is None:
         return None
-    obj = model.objects.filter(pk=pk, team_id=team_id).first()
+    if field == "credential":
+        obj = credential_in_team(team_id=team_id, credential_id=pk)
+    else:
+        obj = host_in_team(team_id=team_id, host_id=pk)
     if obj is None:
         raise ValidationError({field: f"No such {field.replace('_', ' ')} in this team."})
     return obj
@@ -71,10 +75,7 @@ def _related(model, field: str, pk: int | None, team_id: int):
 
 @router.get("/hosts", response=list[HostOut])
 def hosts_list(request, team: Id | None = None):
-    hosts = hosts_for_user(user=request.user)
-    if team:
-        hosts = hosts.filter(team_id=team)
-    return hosts
+    return hosts_for_user(user=request.user, team_id=team or None)
 
 
 @router.post("/hosts", response={201: HostOut, **ERRORS})
@@ -86,8 +87,8 @@ def hosts_create(request, payload: HostIn):
         address=payload.address,
         port=payload.port,
         username=payload.username,
-        credential=_related(Credential, "credential", payload.credential, team.pk),
-        jump_host=_related(Host, "jump_host", payload.jump_host, team.pk),
+        credential=_related("credential", payload.credential, team.pk),
+        jump_host=_related("jump_host", payload.jump_host, team.pk),
         transport=payload.transport,
     )
     return Status(201, host)
@@ -103,11 +104,9 @@ def hosts_patch(request, host_id: Id, payload: HostPatch):
     host = host_for_user(request.user, host_id, Role.RESPONDER)
     fields = payload.dict(exclude_unset=True)
     if "credential" in fields:
-        fields["credential"] = _related(
-            Credential, "credential", fields["credential"], host.team_id
-        )
+        fields["credential"] = _related("credential", fields["credential"], host.team_id)
     if "jump_host" in fields:
-        fields["jump_host"] = _related(Host, "jump_host", fields["jump_host"], host.team_id)
+        fields["jump_host"] = _related("jump_host", fields["jump_host"], host.team_id)
     reject_nulls(fields, ["name", "address", "port", "username"])
     return host_update(host=host, **fields)
 

@@ -1,7 +1,6 @@
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.shortcuts import get_object_or_404
+from django.http import Http404
 from ninja import Query, Router, Schema, Status
 from ninja.pagination import paginate
 
@@ -27,7 +26,15 @@ from investigations.api.schemas import (
 from investigations.choices import EventKind, Role, SideKey
 from investigations.filters import InvestigationFilter
 from investigations.models import Investigation
-from investigations.selectors import investigation_list, timeline_events
+from investigations.selectors import (
+    environment_members,
+    investigation_list,
+    investigation_with_details,
+    member_get,
+    side_get,
+    team_member_named,
+    timeline_events,
+)
 from investigations.services.inventory import member_add, member_remove
 from investigations.services.investigations import (
     investigation_create,
@@ -37,7 +44,6 @@ from investigations.services.investigations import (
 )
 from investigations.services.timeline import timeline_entry_add
 
-User = get_user_model()
 router = Router(tags=["investigations"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
 
@@ -45,7 +51,7 @@ ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: Error
 def _lead(username: str | None, team_id: int):
     if username is None:
         return None
-    user = User.objects.filter(username=username, memberships__team_id=team_id).first()
+    user = team_member_named(team_id=team_id, username=username)
     if user is None:
         raise ValidationError({"lead": f"{username!r} is not a member of the team."})
     return user
@@ -66,16 +72,12 @@ def investigations_list(request, filters: Query[InvestigationQuery]):
     form = InvestigationFilter({k: v for k, v in filters.dict().items() if v is not None})
     if not form.is_valid():
         raise ValidationError(form.errors.as_data())
-    return form.apply(investigation_list(user=request.user).prefetch_related("sides"))
+    return form.apply(investigation_list(user=request.user, with_sides=True))
 
 
 def _loaded(investigation: Investigation) -> Investigation:
     """The row again with what InvestigationOut reads."""
-    return (
-        Investigation.objects.select_related("lead")
-        .prefetch_related("tags", "sides")
-        .get(pk=investigation.pk)
-    )
+    return investigation_with_details(investigation_id=investigation.pk)
 
 
 @router.post("/investigations", response={201: InvestigationOut, **ERRORS})
@@ -123,7 +125,9 @@ def investigations_patch(request, investigation_id: Id, payload: InvestigationPa
 @router.patch("/investigations/{investigation_id}/sides/{key}", response={200: SideOut, **ERRORS})
 def sides_patch(request, investigation_id: Id, key: Text, payload: SidePatch):
     investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
-    side = get_object_or_404(investigation.sides, key=key if key in SideKey.values else "")
+    side = side_get(investigation=investigation, key=key) if key in SideKey.values else None
+    if side is None:
+        raise Http404
     side = side_update(
         side=side,
         user=request.user,
@@ -136,8 +140,7 @@ def sides_patch(request, investigation_id: Id, key: Text, payload: SidePatch):
 @router.get("/investigations/{investigation_id}/members", response={200: list[MemberOut], **ERRORS})
 def members_list(request, investigation_id: Id):
     investigation = investigation_for_user(request.user, investigation_id)
-    members = investigation.members.select_related("host", "side")
-    return members
+    return environment_members(investigation=investigation)
 
 
 @router.post("/investigations/{investigation_id}/members", response={201: MemberOut, **ERRORS})
@@ -160,7 +163,9 @@ def members_add(request, investigation_id: Id, payload: MemberIn):
 )
 def members_remove(request, investigation_id: Id, member_id: Id):
     investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
-    member = get_object_or_404(investigation.members, pk=member_id)
+    member = member_get(investigation=investigation, member_id=member_id)
+    if member is None:
+        raise Http404
     member_remove(member=member, user=request.user)
     return Status(204, None)
 

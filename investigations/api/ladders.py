@@ -11,7 +11,7 @@ from investigations.access import investigation_for_user, ladder_for_user
 from investigations.api.schemas import ErrorOut, Id, Text
 from investigations.choices import LoadKind, LoadTool, Role
 from investigations.models import Ladder
-from investigations.selectors import ladder_points, ladder_sides
+from investigations.selectors import ladder_get, ladder_points, ladder_sides
 from investigations.services.ladder_imports import ladder_import
 from investigations.services.ladders import (
     ladder_analysis,
@@ -97,7 +97,7 @@ class LadderOut(Schema):
 
 def ladder_out(ladder: Ladder) -> dict:
     sides = ladder_sides(ladder=ladder)
-    analysis = ladder.analysis or ladder_analysis(ladder, ladder_points(sides))
+    analysis = ladder.analysis or ladder_analysis(ladder=ladder, points=ladder_points(sides))
     results = []
     for side in sides:
         for step in side.steps.all():
@@ -197,7 +197,7 @@ def imports_create(
     investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
     onto = None
     if ladder is not None:
-        onto = investigation.ladders.filter(pk=ladder).first()
+        onto = ladder_get(investigation=investigation, ladder_id=ladder)
         if onto is None:
             raise ValidationError({"ladder": "No such ladder in this investigation."})
     created = ladder_import(

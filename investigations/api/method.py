@@ -5,7 +5,7 @@ from typing import Literal
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.shortcuts import get_object_or_404
+from django.http import Http404
 from ninja import Field, Router, Schema, Status
 
 from investigations.access import investigation_for_user
@@ -18,8 +18,17 @@ from investigations.choices import (
     Protocol,
     Role,
 )
-from investigations.models import Host
-from investigations.selectors import checklist_items, path_edges, path_nodes
+from investigations.selectors import (
+    checklist_item_by_key,
+    checklist_items,
+    collection_get,
+    hosts_in_team,
+    path_edge_get,
+    path_edges,
+    path_node_get,
+    path_nodes,
+    path_nodes_by_id,
+)
 from investigations.services.checklist import (
     assignee_named,
     checklist_item_add,
@@ -170,7 +179,7 @@ class ItemIn(Schema):
 def _hosts(investigation, ids: list[int] | None, field: str):
     if ids is None:
         return None
-    hosts = list(Host.objects.filter(pk__in=ids, team_id=investigation.team_id))
+    hosts = hosts_in_team(team_id=investigation.team_id, host_ids=ids)
     if len(hosts) != len(set(ids)):
         raise ValidationError({field: "Choose hosts of the investigation's team."})
     return hosts
@@ -216,7 +225,10 @@ def nodes_create(request, investigation_id: Id, payload: NodeIn):
 
 def _node(request, investigation_id: int, node_id: int, role=Role.VIEWER):
     investigation = investigation_for_user(request.user, investigation_id, role)
-    return investigation, get_object_or_404(path_nodes(investigation=investigation), pk=node_id)
+    node = path_node_get(investigation=investigation, node_id=node_id)
+    if node is None:
+        raise Http404
+    return investigation, node
 
 
 @router.patch(
@@ -235,9 +247,9 @@ def nodes_patch(request, investigation_id: Id, node_id: Id, payload: NodePatch):
     if "state" in state_fields:
         collection = None
         if state_fields.get("state_collection"):
-            collection = investigation.collections.filter(
-                pk=state_fields["state_collection"]
-            ).first()
+            collection = collection_get(
+                investigation=investigation, collection_id=state_fields["state_collection"]
+            )
             if collection is None:
                 raise ValidationError(
                     {"state_collection": "No such collection in this investigation."}
@@ -280,9 +292,7 @@ def edges_list(request, investigation_id: Id):
 @router.post("/investigations/{investigation_id}/path/edges", response={201: EdgeOut, **ERRORS})
 def edges_create(request, investigation_id: Id, payload: EdgeIn):
     investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
-    nodes = {
-        n.pk: n for n in investigation.path_nodes.filter(pk__in=[payload.source, payload.target])
-    }
+    nodes = path_nodes_by_id(investigation=investigation, node_ids=[payload.source, payload.target])
     missing = [f for f in ("source", "target") if getattr(payload, f) not in nodes]
     if missing:
         raise ValidationError({f: "No such node on this investigation's path." for f in missing})
@@ -298,7 +308,10 @@ def edges_create(request, investigation_id: Id, payload: EdgeIn):
 
 def _edge(request, investigation_id: int, edge_id: int):
     investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
-    return get_object_or_404(path_edges(investigation=investigation), pk=edge_id)
+    edge = path_edge_get(investigation=investigation, edge_id=edge_id)
+    if edge is None:
+        raise Http404
+    return edge
 
 
 @router.patch(
@@ -338,9 +351,11 @@ def checklist_add(request, investigation_id: Id, payload: ItemIn):
 )
 def checklist_patch(request, investigation_id: Id, key: Text, payload: ItemPatch):
     investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
-    item = get_object_or_404(investigation.checklist, key=key)
+    item = checklist_item_by_key(investigation=investigation, key=key)
+    if item is None:
+        raise Http404
     changes = payload.dict(exclude_unset=True)
     if "assignee" in changes:
-        changes["assignee"] = assignee_named(changes["assignee"])
+        changes["assignee"] = assignee_named(username=changes["assignee"])
     reject_nulls(changes, ["status", "notes", "na_reason"])
     return checklist_item_update(item=item, user=request.user, **changes)

@@ -16,7 +16,7 @@ from investigations.services.tokens import api_token_authenticate
 
 class BearerToken(HttpBearer):
     def authenticate(self, request: HttpRequest, token: str):
-        user = api_token_authenticate(token) if token else None
+        user = api_token_authenticate(raw=token) if token else None
         if user is not None:
             request.user = user
         return user

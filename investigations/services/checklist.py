@@ -229,7 +229,7 @@ def _log(item: ChecklistItem, summary: str, user=None, **details) -> None:
     )
 
 
-def assignee_named(username: str | None):
+def assignee_named(*, username: str | None):
     """The user a person typed as an item's assignee: None for a blank (unassign), a
     ValidationError when there is no such user."""
     username = (username or "").strip()

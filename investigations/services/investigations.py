@@ -50,7 +50,7 @@ EDITABLE_FIELDS = [
 ]
 
 
-def normalise_tags(tags) -> list[str]:
+def _normalise_tags(tags) -> list[str]:
     """Tags from a list or a comma-separated string: trimmed, lower-case, unique, in order."""
     if isinstance(tags, str):
         tags = tags.split(",")
@@ -104,7 +104,7 @@ def _time_order_errors(investigation: Investigation) -> dict[str, str]:
         later_value = getattr(investigation, later)
         if later_value is None:
             continue
-        if problem := time_error(later_value, TIME_LABELS[later]):
+        if problem := time_error(value=later_value, label=TIME_LABELS[later]):
             errors[later] = problem
             continue
         for earlier in reversed(TIME_FIELDS[:position]):
@@ -162,7 +162,7 @@ def investigation_create(
         except ValidationError as error:
             for field, messages in error.message_dict.items():
                 errors[f"side_{side.key}_{field}"] = messages
-    tag_names = normalise_tags(tags)
+    tag_names = _normalise_tags(tags)
     if errors:
         raise ValidationError(errors)
     investigation.save()
@@ -207,7 +207,7 @@ def investigation_update(
             setattr(investigation, field, value)
     _check(investigation, lead_changed="lead" in changes)
     if tags is not None:
-        new_tags = normalise_tags(tags)
+        new_tags = _normalise_tags(tags)
         old_tags = list(investigation.tags.values_list("name", flat=True))
         if sorted(old_tags) != sorted(new_tags):
             changes["tags"] = [old_tags, new_tags]

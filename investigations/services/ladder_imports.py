@@ -115,8 +115,8 @@ def ladder_import(
     if ladder.load_kind != results[0].load_kind:
         raise ValidationError(
             {
-                "file": f"Ladder #{ladder.pk} steps {load_unit(ladder.load_kind)}; these results "
-                f"step {load_unit(results[0].load_kind)}."
+                "file": f"Ladder #{ladder.pk} steps {load_unit(load_kind=ladder.load_kind)}; "
+                f"these results step {load_unit(load_kind=results[0].load_kind)}."
             }
         )
     ladder_side = ladder.sides.filter(side=side).first()
@@ -151,13 +151,14 @@ def ladder_import(
             )
         }
     )
-    ladder.analysis = ladder_analysis(ladder)
+    ladder.analysis = ladder_analysis(ladder=ladder)
     ladder.save(update_fields=["steps", "analysis"])
     ladder_log(
-        ladder,
-        f"Imported {ImportFormat(format).label} onto side {side_key.upper()}: {len(results)} "
-        f"step{'s' if len(results) != 1 else ''} ({', '.join(f'{r.load:g}' for r in results)})",
-        user,
+        ladder=ladder,
+        summary=f"Imported {ImportFormat(format).label} onto side {side_key.upper()}: "
+        f"{len(results)} step{'s' if len(results) != 1 else ''} "
+        f"({', '.join(f'{r.load:g}' for r in results)})",
+        user=user,
         side=side_key,
         format=format,
     )

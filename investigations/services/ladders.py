@@ -39,7 +39,7 @@ SLOT_MARGIN_SECONDS = 4
 START_DELAY_SECONDS = 3
 
 
-def ladder_log(ladder: Ladder, summary: str, user=None, **details) -> None:
+def ladder_log(*, ladder: Ladder, summary: str, user=None, **details) -> None:
     timeline_event_log(
         investigation=ladder.investigation,
         kind=EventKind.LADDER,
@@ -72,7 +72,7 @@ def _check_numbers(steps, step_seconds, warmup_seconds, stop_error_rate, stop_p9
     return errors
 
 
-def load_unit(load_kind: str) -> str:
+def load_unit(*, load_kind: str) -> str:
     return "requests/s" if load_kind == LoadKind.RATE else "connections"
 
 
@@ -147,11 +147,11 @@ def ladder_request(
             url=urls[key],
         )
     ladder_log(
-        ladder,
-        f"Ladder started: {', '.join(map(str, steps))} {load_unit(load_kind)}, "
+        ladder=ladder,
+        summary=f"Ladder started: {', '.join(map(str, steps))} {load_unit(load_kind=load_kind)}, "
         f"{step_seconds} s a step with {tool}; A: {urls['a']} from {generators['a'].host.name}, "
         f"B: {urls['b']} from {generators['b'].host.name}",
-        user,
+        user=user,
     )
     from investigations.tasks import ladder_run
 
@@ -251,8 +251,8 @@ def ladder_side_finish(
                 side.ladder.steps[breaking_step] if breaking_step < len(side.ladder.steps) else ""
             )
             ladder_log(
-                side.ladder,
-                f"Ladder: side {side.side.key.upper()} breaks at {load}: {breaking}",
+                ladder=side.ladder,
+                summary=f"Ladder: side {side.side.key.upper()} breaks at {load}: {breaking}",
                 step=breaking_step,
                 side=side.side.key,
             )
@@ -275,7 +275,7 @@ def ladders_expire_overdue(*, ladder: Ladder | None = None) -> int:
     return len(side_ids)
 
 
-def ladder_analysis(ladder: Ladder, points: dict[str, list[Point]] | None = None) -> dict:
+def ladder_analysis(*, ladder: Ladder, points: dict[str, list[Point]] | None = None) -> dict:
     """Each side's knee and the divergence step (from `points`, loaded here if not given)."""
     if points is None:
         points = ladder_points(ladder_sides(ladder=ladder))
@@ -306,21 +306,25 @@ def ladder_finish_if_done(*, ladder_id: int) -> None:
     if status is None:
         return
     ladder.status = status
-    ladder.analysis = ladder_analysis(ladder)
+    ladder.analysis = ladder_analysis(ladder=ladder)
     ladder.finished_at = timezone.now()
     ladder.save(update_fields=["status", "analysis", "finished_at"])
     for side, knee in ladder.analysis["knees"].items():
         if knee["index"] is not None:
-            ladder_log(ladder, f"Ladder: knee of side {side.upper()}: {knee['reason']}", side=side)
+            ladder_log(
+                ladder=ladder,
+                summary=f"Ladder: knee of side {side.upper()}: {knee['reason']}",
+                side=side,
+            )
     failures = "; ".join(
         f"side {s.side.key.upper()} failed: {s.error}"
         for s in sides
         if s.status == LadderStatus.FAILED
     )
     ladder_log(
-        ladder,
-        f"Ladder {ladder.get_status_display().lower()}: {ladder.analysis['divergence']['reason']}"
-        + (f"; {failures}" if failures else ""),
+        ladder=ladder,
+        summary=f"Ladder {ladder.get_status_display().lower()}: "
+        f"{ladder.analysis['divergence']['reason']}" + (f"; {failures}" if failures else ""),
         status=ladder.status,
     )
     checklist_refresh(investigation=ladder.investigation)
@@ -337,7 +341,7 @@ def ladder_cancel(*, ladder: Ladder, user) -> Ladder:
     if ladder.cancel_requested_at is None:
         ladder.cancel_requested_at = timezone.now()
         ladder.save(update_fields=["cancel_requested_at"])
-        ladder_log(ladder, "Ladder cancelled", user)
+        ladder_log(ladder=ladder, summary="Ladder cancelled", user=user)
     # Sides not started yet end here; running ones end when their task sees the request.
     queued = ladder.sides.filter(status=LadderStatus.QUEUED)
     if queued.exists():

@@ -15,7 +15,7 @@ FUTURE_TOLERANCE = timedelta(minutes=5)
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def time_error(value: datetime, label: str) -> str | None:
+def time_error(*, value: datetime, label: str) -> str | None:
     """Why a recorded time cannot be right, or None."""
     if value.year < EARLIEST.year or value < EARLIEST:
         return f"{label} is before 1970: check the date."
@@ -79,7 +79,7 @@ def timeline_entry_add(
     if occurred_at is not None:
         if timezone.is_naive(occurred_at):
             occurred_at = timezone.make_aware(occurred_at)
-        if problem := time_error(occurred_at, "This time"):
+        if problem := time_error(value=occurred_at, label="This time"):
             errors["occurred_at"] = problem
     if errors:
         raise ValidationError(errors)

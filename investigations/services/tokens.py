@@ -34,7 +34,7 @@ def api_token_revoke(*, token: ApiToken) -> None:
         token.save(update_fields=["revoked_at"])
 
 
-def api_token_authenticate(raw: str):
+def api_token_authenticate(*, raw: str):
     """The active user a token belongs to, or None."""
     token = (
         ApiToken.objects.select_related("user")

@@ -1,12 +1,12 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from investigations.forms import ApiTokenForm, attach_errors
-from investigations.selectors import api_tokens_for
+from investigations.selectors import api_token_get, api_tokens_for
 from investigations.services.tokens import api_token_create, api_token_revoke
 
 
@@ -34,7 +34,9 @@ def profile(request: HttpRequest) -> HttpResponse:
 @require_POST
 @login_required
 def token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
-    token = get_object_or_404(api_tokens_for(user=request.user), pk=pk)
+    token = api_token_get(user=request.user, token_id=pk)
+    if token is None:
+        raise Http404
     api_token_revoke(token=token)
     messages.success(request, f"Token {token.name} revoked.")
     return redirect("profile")

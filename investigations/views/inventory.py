@@ -16,10 +16,12 @@ from investigations.forms import (
     HostKeyTrustForm,
     attach_errors,
 )
-from investigations.models import Credential, Host
 from investigations.selectors import (
     credentials_for_user,
+    credentials_in_teams,
+    host_placements,
     hosts_for_user,
+    jump_hosts_in_teams,
     teams_for_user,
     teams_with_role,
 )
@@ -38,29 +40,27 @@ WRITERS = [Role.RESPONDER, Role.LEAD]
 
 def _writable_teams(request: HttpRequest):
     """Teams the user may add hosts and credentials to; a POST with none is refused."""
-    teams = teams_with_role(request.user, WRITERS)
+    teams = teams_with_role(user=request.user, roles=WRITERS)
     if request.method == "POST" and not teams.exists():
         raise PermissionDenied("Only responders and leads of a team may do this.")
     return teams
 
 
-def _host_choices(writable, team=None):
-    """The credentials and jump hosts a host form offers: of the writable teams, or of one."""
-    credentials = Credential.objects.filter(team__in=writable).select_related("team")
-    jump_hosts = Host.objects.filter(team__in=writable).select_related("team")
-    if team is not None:
-        credentials, jump_hosts = credentials.filter(team=team), jump_hosts.filter(team=team)
-    return {"credentials": credentials, "jump_hosts": jump_hosts}
+def _host_choices(writable, team=None, host=None):
+    """The credentials and jump hosts a host form offers: of the writable teams, or of one
+    (never the host itself as its own jump host)."""
+    return {
+        "credentials": credentials_in_teams(teams=writable, team=team),
+        "jump_hosts": jump_hosts_in_teams(teams=writable, team=team, excluding=host),
+    }
 
 
 @login_required
 def host_list(request: HttpRequest) -> HttpResponse:
-    teams = teams_for_user(request.user)
+    teams = teams_for_user(user=request.user)
     writable = _writable_teams(request)
     team_id = query_id(request, "team")
-    hosts = hosts_for_user(user=request.user)
-    if team_id is not None:
-        hosts = hosts.filter(team_id=team_id)
+    hosts = hosts_for_user(user=request.user, team_id=team_id)
     form = HostCreateForm(request.POST or None, teams=writable, **_host_choices(writable))
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
@@ -96,8 +96,7 @@ def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "jump_host": host.jump_host,
         "transport": host.transport,
     }
-    choices = _host_choices(_writable_teams(request), host.team)
-    choices["jump_hosts"] = choices["jump_hosts"].exclude(pk=host.pk)
+    choices = _host_choices(_writable_teams(request), host.team, host)
     form = HostForm(request.POST or None, initial=initial, **choices)
     if request.method == "POST":
         host = host_for_user(request.user, pk, Role.RESPONDER)
@@ -109,7 +108,7 @@ def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
             else:
                 messages.success(request, "Host saved.")
                 return redirect("host_detail", pk=host.pk)
-    placements = host.placements.select_related("investigation", "side")
+    placements = host_placements(host=host)
     return render(
         request,
         "investigations/host_detail.html",
@@ -149,7 +148,7 @@ def credential_list(request: HttpRequest) -> HttpResponse:
         form.data = form.data.copy()
         form.data["private_key"] = ""
         form.data["passphrase"] = ""
-    credentials = credentials_for_user(user=request.user).select_related("created_by")
+    credentials = credentials_for_user(user=request.user)
     return render(
         request,
         "investigations/credential_list.html",

@@ -8,8 +8,7 @@ from django.views.decorators.http import require_POST
 from investigations.access import membership_for_lead, team_for_user
 from investigations.choices import Role
 from investigations.forms import MembershipAddForm, RoleForm, TeamForm, WebhookForm, attach_errors
-from investigations.models import Membership
-from investigations.selectors import recent_deliveries, team_members
+from investigations.selectors import memberships_for_user, recent_deliveries, team_members
 from investigations.services.teams import (
     membership_add,
     membership_remove,
@@ -30,11 +29,10 @@ def team_list(request: HttpRequest) -> HttpResponse:
             attach_errors(form, error)
         else:
             return redirect("team_detail", pk=team.pk)
-    memberships = Membership.objects.filter(user=request.user).select_related("team")
     return render(
         request,
         "investigations/team_list.html",
-        {"memberships": memberships.order_by("team__name"), "form": form},
+        {"memberships": memberships_for_user(user=request.user), "form": form},
     )
 
 

@@ -227,8 +227,8 @@ def test_a_step_above_the_p99_limit_is_the_breaking_point(
 
 
 def test_the_breaking_reason_states_the_p99_limit_as_it_was_set():
-    from investigations.models import Ladder, LadderStep
     from investigations.analysis.steps import breaking_reason
+    from investigations.models import Ladder, LadderStep
 
     ladder = Ladder(stop_error_rate=0.05, stop_p99_ms=2.5)
     step = LadderStep(requests=9120, errors={}, latency_ms={"p50": 1.1, "p99": 3.4})

@@ -1277,7 +1277,7 @@ def test_the_analysis_of_an_imported_pair_compares_by_load(personas):
     ladder = do_import(personas, "locust_stats_history.csv", format="locust-csv")
     do_import(personas, "jmeter-ladder.jtl", side="b", format="jmeter-csv", ladder=ladder)
 
-    analysis = ladder_analysis(fresh(ladder))
+    analysis = ladder_analysis(ladder=fresh(ladder))
 
     assert fresh(ladder).steps == [1, 2, 3, 4]
     assert analysis == fresh(ladder).analysis

@@ -1,0 +1,74 @@
+"""Forms of an investigation and its sides."""
+
+from django import forms
+
+from investigations.choices import Direction, Severity, SideKind
+from investigations.forms.fields import MinuteDateTimeField
+from investigations.services.investigations import EDITABLE_FIELDS
+
+
+def _datetime_field(label: str) -> forms.DateTimeField:
+    return MinuteDateTimeField(required=False, label=label)
+
+
+class InvestigationForm(forms.Form):
+    title = forms.CharField(widget=forms.TextInput(attrs={"autofocus": True}))
+    severity = forms.ChoiceField(choices=Severity.choices, initial=Severity.SEV3)
+    tags = forms.CharField(required=False, help_text="Comma-separated, e.g. cpu, kernel, tls")
+    symptom_metric = forms.CharField(
+        required=False, label="Metric", help_text="e.g. average latency, TPS, p99"
+    )
+    symptom_unit = forms.CharField(required=False, label="Unit", max_length=64)
+    symptom_load = forms.CharField(
+        required=False, label="Under what load", help_text="e.g. 500 concurrent users"
+    )
+    symptom_value_a = forms.FloatField(required=False, label="Value on side A")
+    symptom_value_b = forms.FloatField(required=False, label="Value on side B")
+    symptom_direction = forms.ChoiceField(
+        choices=Direction.choices, initial=Direction.LOWER_IS_BETTER, label="Direction"
+    )
+    started_at = _datetime_field("Impact started")
+    detected_at = _datetime_field("Detected")
+    mitigated_at = _datetime_field("Mitigated")
+    resolved_at = _datetime_field("Resolved")
+    lead = forms.ModelChoiceField(queryset=None, required=False)
+    notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}))
+
+    def __init__(self, *args, members, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["lead"].queryset = members
+        self.fields["lead"].empty_label = "No lead"
+        self.fields["lead"].label_from_instance = lambda user: user.get_username()
+
+    def service_fields(self, *, changed_only: bool = False) -> dict:
+        """The cleaned values as investigation_create/update take them."""
+        names = [n for n in EDITABLE_FIELDS if not changed_only or n in self.changed_data]
+        fields = {name: self.cleaned_data[name] for name in names}
+        for name in ["symptom_metric", "symptom_unit", "symptom_load", "notes"]:
+            if name in fields:
+                fields[name] = fields[name] or ""
+        return fields
+
+
+class InvestigationCreateForm(InvestigationForm):
+    team = forms.ModelChoiceField(queryset=None, empty_label=None)
+    side_a_label = forms.CharField(label="Side A label", initial="A", help_text="e.g. ours, VM")
+    side_a_kind = forms.ChoiceField(label="Side A kind", choices=SideKind.choices)
+    side_b_label = forms.CharField(label="Side B label", initial="B", help_text="e.g. theirs")
+    side_b_kind = forms.ChoiceField(label="Side B kind", choices=SideKind.choices)
+
+    field_order = ["team", "title"]
+
+    def __init__(self, *args, teams, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["team"].queryset = teams
+        self.fields["lead"].empty_label = "Me"
+
+
+class StatusForm(forms.Form):
+    status = forms.CharField()
+
+
+class SideForm(forms.Form):
+    label = forms.CharField()
+    kind = forms.ChoiceField(choices=SideKind.choices)

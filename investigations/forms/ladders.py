@@ -1,0 +1,52 @@
+"""The form of a new load ladder."""
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from investigations.choices import LoadKind, LoadTool
+
+
+def parse_steps(text: str) -> list[int]:
+    words = [w for w in text.replace(",", " ").split() if w]
+    if not words or not all(w.isdigit() for w in words):
+        raise ValidationError("Give the loads as whole numbers, e.g. 10, 20, 50, 100.")
+    return [int(w) for w in words]
+
+
+class LadderForm(forms.Form):
+    prefix = "ladder"
+
+    side_a_url = forms.CharField(label="URL on side A", help_text="http:// or https://")
+    side_b_url = forms.CharField(label="URL on side B")
+    steps = forms.CharField(initial="10, 20, 50, 100, 200", help_text="The load of each step")
+    load_kind = forms.TypedChoiceField(
+        choices=LoadKind.choices,
+        required=False,
+        empty_value=LoadKind.CONCURRENCY,
+        initial=LoadKind.CONCURRENCY,
+        label="Load is",
+        help_text="requests/s: hey or k6 hold the rate whatever the latency",
+    )
+    step_seconds = forms.IntegerField(
+        initial=30, min_value=1, max_value=600, label="Seconds a step"
+    )
+    warmup_seconds = forms.IntegerField(
+        initial=5, min_value=0, max_value=300, label="Warm-up seconds"
+    )
+    tool = forms.ChoiceField(choices=LoadTool.choices, initial=LoadTool.WRK)
+    stop_error_rate = forms.FloatField(
+        initial=5, min_value=0.01, max_value=100, label="Stop above errors (%)"
+    )
+    stop_p99_ms = forms.FloatField(required=False, min_value=0.001, label="Stop above p99 (ms)")
+    margin = forms.FloatField(
+        initial=20, min_value=1, max_value=99, label="Sides differ beyond (%)"
+    )
+
+    def clean_steps(self) -> list[int]:
+        return parse_steps(self.cleaned_data["steps"])
+
+    def service_fields(self) -> dict:
+        data = dict(self.cleaned_data)
+        data["stop_error_rate"] = data["stop_error_rate"] / 100
+        data["margin"] = data["margin"] / 100
+        return data

@@ -1,0 +1,107 @@
+"""Forms of the traffic path: a path in one line, its nodes (hops), their states, edges."""
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from investigations.choices import ConnectionReuse, NodeState, PathNodeKind, Protocol
+
+
+def parse_values(text: str) -> dict[str, str]:
+    """`key: value` lines (or key=value) into a dict; blank lines are skipped."""
+    values = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        separator = ":" if ":" in line else "="
+        key, found, value = line.partition(separator)
+        if not found or not key.strip():
+            raise ValidationError(f"Line {number}: write 'key: value'.")
+        values[key.strip()] = value.strip()
+    return values
+
+
+def format_values(values: dict) -> str:
+    return "\n".join(f"{key}: {value}" for key, value in values.items())
+
+
+class PathTextForm(forms.Form):
+    prefix = "path"
+
+    text = forms.CharField(
+        label="Path in one line",
+        widget=forms.TextInput(
+            attrs={"placeholder": "loadgen -> lb -> gateway -> app -[mysql:3306]-> db:mysql"}
+        ),
+    )
+
+
+class PathNodeForm(forms.Form):
+    prefix = "node"
+
+    kind = forms.ChoiceField(choices=PathNodeKind.choices, initial=PathNodeKind.SERVICE)
+    label = forms.CharField()
+
+
+class PathNodeEditForm(PathNodeForm):
+    prefix = "spec"
+
+    spec_a = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Side A"
+    )
+    spec_b = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Side B"
+    )
+    values_a = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Values on A",
+        help_text="One 'key: value' per line, e.g. new conn/s: 50k",
+    )
+    values_b = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}), label="Values on B"
+    )
+    hosts_a = forms.ModelMultipleChoiceField(queryset=None, required=False, label="Hosts on A")
+    hosts_b = forms.ModelMultipleChoiceField(queryset=None, required=False, label="Hosts on B")
+
+    def __init__(self, *args, hosts, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["hosts_a"].queryset = hosts
+        self.fields["hosts_b"].queryset = hosts
+
+    def clean_values_a(self):
+        return parse_values(self.cleaned_data["values_a"])
+
+    def clean_values_b(self):
+        return parse_values(self.cleaned_data["values_b"])
+
+
+class PathNodeStateForm(forms.Form):
+    prefix = "state"
+
+    state = forms.ChoiceField(choices=NodeState.choices)
+    note = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Evidence"
+    )
+    link = forms.URLField(required=False, assume_scheme="https")
+    file = forms.FileField(required=False)
+    collection = forms.ModelChoiceField(queryset=None, required=False)
+
+    def __init__(self, *args, collections, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["collection"].queryset = collections
+
+
+class PathEdgeForm(forms.Form):
+    prefix = "edge"
+
+    source = forms.ModelChoiceField(queryset=None, label="From")
+    target = forms.ModelChoiceField(queryset=None, label="To")
+    protocol = forms.ChoiceField(choices=Protocol.choices, initial=Protocol.HTTP)
+    port = forms.IntegerField(required=False, min_value=1, max_value=65535)
+    tls = forms.BooleanField(required=False, label="TLS")
+    reuse = forms.ChoiceField(choices=ConnectionReuse.choices, initial=ConnectionReuse.UNKNOWN)
+
+    def __init__(self, *args, nodes, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["source"].queryset = nodes
+        self.fields["target"].queryset = nodes

@@ -1,0 +1,47 @@
+"""Reads of the guided checklist."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Max, QuerySet
+
+from investigations.choices import SETTLED_ITEM_STATUSES
+from investigations.models import ChecklistItem, Investigation
+
+
+def checklist_items(*, investigation: Investigation) -> QuerySet[ChecklistItem]:
+    """The investigation's checklist in order, with assignees loaded."""
+    return investigation.checklist.select_related("assignee")
+
+
+def checklist_item_get(*, item_id: int) -> ChecklistItem | None:
+    """The checklist item with this id, with its investigation loaded, or None. It checks no
+    access: check the investigation's next."""
+    return ChecklistItem.objects.select_related("investigation").filter(pk=item_id).first()
+
+
+def checklist_item_by_key(*, investigation: Investigation, key: str) -> ChecklistItem | None:
+    """The investigation's checklist item with this key, or None (the row only)."""
+    return investigation.checklist.filter(key=key).first()
+
+
+def checklist_progress(items) -> tuple[int, int]:
+    """(settled, total): done or not applicable, out of all (from items already loaded)."""
+    items = list(items)
+    return sum(1 for i in items if i.status in SETTLED_ITEM_STATUSES), len(items)
+
+
+def checklist_version(*, investigation: Investigation) -> str:
+    """Changes whenever an item is added or changed (one aggregate query)."""
+    stats = investigation.checklist.aggregate(count=Count("id"), last=Max("updated_at"))
+    last = stats["last"].timestamp() if stats["last"] else 0
+    return f"{stats['count']}-{last}"
+
+
+def my_checklist_items(*, user: AbstractBaseUser) -> QuerySet[ChecklistItem]:
+    """The user's unfinished items in their teams' investigations, newest case first, with
+    investigation and team loaded."""
+    return (
+        ChecklistItem.objects.filter(assignee=user, investigation__team__memberships__user=user)
+        .exclude(status__in=SETTLED_ITEM_STATUSES)
+        .select_related("investigation__team")
+        .order_by("-investigation__created_at", "position")
+    )

@@ -1,0 +1,61 @@
+"""Reads of evidence collections and their targets."""
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+
+from investigations.choices import OVERDUE_MESSAGE
+from investigations.models import Collection, CollectionTarget, Investigation
+
+
+def read_overdue_as_failed(rows: list) -> list:
+    """Rows (collection targets, ladder sides) still running past their deadline read as
+    failed: their worker is gone, and the worker's sweep records it within SWEEP_SECONDS.
+    Only the loaded objects change: a read never writes."""
+    now = timezone.now()
+    for row in rows:
+        if row.status == "running" and row.deadline_at is not None and row.deadline_at < now:
+            row.status, row.error = "failed", OVERDUE_MESSAGE
+    return rows
+
+
+def collection_targets(*, collection: Collection) -> list[CollectionTarget]:
+    """The collection's targets with host, side and artifacts loaded; overdue ones read as
+    failed."""
+    return read_overdue_as_failed(
+        list(collection.targets.select_related("host", "side").prefetch_related("artifacts"))
+    )
+
+
+def collection_with_targets(*, collection_id: int) -> Collection:
+    """The collection (404 if none) with its targets, hosts and sides loaded into
+    `targets.all()`; overdue targets read as failed."""
+    collection = get_object_or_404(
+        Collection.objects.prefetch_related("targets__host", "targets__side"), pk=collection_id
+    )
+    read_overdue_as_failed(list(collection.targets.all()))
+    return collection
+
+
+def collections_for(*, investigation: Investigation, limit: int = 5) -> list[Collection]:
+    """The newest collections with their targets, hosts and sides loaded; overdue targets
+    read as failed."""
+    collections = list(
+        investigation.collections.prefetch_related(
+            "targets__host", "targets__side", "targets__artifacts"
+        )[:limit]
+    )
+    for collection in collections:
+        read_overdue_as_failed(list(collection.targets.all()))
+    return collections
+
+
+def collection_choices(*, investigation: Investigation) -> QuerySet[Collection]:
+    """Every collection of the investigation, newest first (the rows only): what a form
+    offers as evidence."""
+    return investigation.collections.all()
+
+
+def collection_get(*, investigation: Investigation, collection_id: int) -> Collection | None:
+    """The investigation's collection with this id, or None (the row only)."""
+    return investigation.collections.filter(pk=collection_id).first()

@@ -8,6 +8,7 @@ from investigations.views import (
     inventory,
     investigations,
     ladders,
+    panels,
     teams,
     timeline,
 )
@@ -19,6 +20,11 @@ urlpatterns = [
     path("investigations/new/", investigations.investigation_new, name="investigation_new"),
     path(
         "investigations/<int:pk>/", investigations.investigation_detail, name="investigation_detail"
+    ),
+    path(
+        "investigations/<int:pk>/panels/<slug:name>/",
+        panels.investigation_panel,
+        name="investigation_panel",
     ),
     path(
         "investigations/<int:pk>/edit/",

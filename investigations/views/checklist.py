@@ -1,17 +1,18 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from investigations.access import investigation_for_user
 from investigations.choices import ItemStatus, Role
 from investigations.forms import ChecklistAddForm, ChecklistItemForm, attach_errors
-from investigations.models import ChecklistItem
 from investigations.selectors import (
+    checklist_item_get,
     checklist_items,
     checklist_progress,
     checklist_version,
@@ -24,6 +25,7 @@ from investigations.services.checklist import (
     checklist_item_update,
 )
 from investigations.views.pages import wants_partial
+from investigations.views.panels import panel
 
 
 def checklist_context(investigation) -> dict:
@@ -41,6 +43,11 @@ def checklist_context(investigation) -> dict:
         "can_write": investigation.user_role != Role.VIEWER,
         "add_form": ChecklistAddForm(),
     }
+
+
+@panel(name="checklist", title=_("Checklist"), template="investigations/_checklist.html", order=80)
+def checklist_panel_context(request: HttpRequest, investigation) -> dict:
+    return checklist_context(investigation)
 
 
 def _partial(request: HttpRequest, investigation, *, status: int = 200, **extra) -> HttpResponse:
@@ -89,7 +96,9 @@ def checklist(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def checklist_item(request: HttpRequest, pk: int) -> HttpResponse:
-    item = get_object_or_404(ChecklistItem.objects.select_related("investigation"), pk=pk)
+    item = checklist_item_get(item_id=pk)
+    if item is None:
+        raise Http404
     investigation = investigation_for_user(request.user, item.investigation_id, Role.RESPONDER)
     form = ChecklistItemForm(request.POST)
     failed = not form.is_valid()
@@ -116,7 +125,7 @@ def _changes(request: HttpRequest, form: ChecklistItemForm) -> dict:
     if "status" in changes:
         changes["status"] = changes["status"] or None
     if "assignee" in changes:
-        changes["assignee"] = assignee_named(changes["assignee"])
+        changes["assignee"] = assignee_named(username=changes["assignee"])
     for field in ("notes", "na_reason"):
         if field in request.POST:
             changes[field] = data[field]

@@ -5,6 +5,8 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
@@ -15,11 +17,60 @@ from investigations.access import (
     investigation_for_user,
 )
 from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
+from investigations.connections import unready_reason
+from investigations.forms import CollectFactsForm
 from investigations.runs import plan_for
-from investigations.selectors import collection_targets, fact_pair_diffs
+from investigations.selectors import (
+    collection_targets,
+    collections_for,
+    fact_pair_diffs,
+    fact_pairs,
+    findings_for,
+    host_pairs,
+)
 from investigations.services.collections import collection_request
 from investigations.services.findings import finding_set_status
 from investigations.views.pages import wants_partial
+from investigations.views.panels import panel
+
+
+@panel(
+    name="evidence",
+    title=_("Evidence"),
+    template="investigations/_panel_evidence.html",
+    order=50,
+)
+def evidence_context(request: HttpRequest, investigation) -> dict:
+    """The evidence panel: collections with their progress, hosts not ready, pairs to compare."""
+    placed = {m.host for m in investigation.members.select_related("host")}
+    return {
+        "pairs": host_pairs(investigation=investigation),
+        "collections": collections_for(investigation=investigation),
+        "collect_form": CollectFactsForm(),
+        "unready_hosts": sorted(
+            ((host, reason) for host in placed if (reason := unready_reason(host))),
+            key=lambda item: item[0].name,
+        ),
+        "comparable_pairs": sum(
+            1 for p in fact_pairs(investigation=investigation, load_facts=False) if p.complete
+        ),
+    }
+
+
+@panel(
+    name="findings",
+    title=_("Findings"),
+    template="investigations/_panel_findings.html",
+    order=70,
+)
+def findings_context(request: HttpRequest, investigation) -> dict:
+    findings = list(findings_for(investigation=investigation))
+    count = sum(1 for f in findings if f.status == "open")
+    return {
+        "findings": findings,
+        "sides": list(investigation.sides.all()),
+        "heading_note": gettext("%(count)s open") % {"count": count} if count else "",
+    }
 
 
 @require_POST

@@ -1,36 +1,35 @@
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from investigations.access import investigation_for_user
 from investigations.choices import Role, SideKind, Status, allowed_status_moves
-from investigations.connections import unready_reason
 from investigations.filters import InvestigationFilter
 from investigations.forms import (
-    CollectFactsForm,
     InvestigationCreateForm,
     InvestigationForm,
     MemberForm,
     SideForm,
     StatusForm,
-    TimelineEntryForm,
     attach_errors,
 )
-from investigations.models import EnvironmentMember
 from investigations.selectors import (
-    collections_for,
-    fact_pairs,
-    findings_for,
+    checklist_items,
+    checklist_progress,
     host_pairs,
     hosts_for_user,
+    investigation_tag_names,
+    member_get,
+    side_get,
     team_users,
     teams_for_user,
     teams_with_role,
+    users_of_teams,
 )
 from investigations.selectors import (
     investigation_list as select_investigations,
@@ -43,13 +42,8 @@ from investigations.services.investigations import (
     investigation_update,
     side_update,
 )
-from investigations.views.checklist import checklist_context
-from investigations.views.ladders import ladders_context
 from investigations.views.pages import paginate
-from investigations.views.path import path_context, requested_node
-from investigations.views.timeline import timeline_context
-
-User = get_user_model()
+from investigations.views.panels import panel, panel_rows
 
 
 @login_required
@@ -58,7 +52,7 @@ def investigation_list(request: HttpRequest) -> HttpResponse:
     investigations = select_investigations(user=request.user)
     if filters.is_valid():
         investigations = filters.apply(investigations)
-    teams = teams_for_user(request.user)
+    teams = teams_for_user(user=request.user)
     page = paginate(request, investigations)
     query = request.GET.copy()
     query.pop("page", None)
@@ -70,20 +64,22 @@ def investigation_list(request: HttpRequest) -> HttpResponse:
             "page": page,
             "teams": teams,
             "query": query.urlencode(),
-            "can_create": teams_with_role(request.user, [Role.RESPONDER, Role.LEAD]).exists(),
+            "can_create": teams_with_role(
+                user=request.user, roles=[Role.RESPONDER, Role.LEAD]
+            ).exists(),
         },
     )
 
 
 @login_required
 def investigation_new(request: HttpRequest) -> HttpResponse:
-    teams = teams_with_role(request.user, [Role.RESPONDER, Role.LEAD])
+    teams = teams_with_role(user=request.user, roles=[Role.RESPONDER, Role.LEAD])
     if not teams.exists():
         if request.method == "POST":
             raise PermissionDenied("Only responders and leads of a team may open investigations.")
         messages.info(request, "Create or join a team before opening an investigation.")
         return redirect("team_list")
-    members = User.objects.filter(memberships__team__in=teams).distinct().order_by("username")
+    members = users_of_teams(teams=teams)
     form = InvestigationCreateForm(
         request.POST or None,
         teams=teams,
@@ -115,13 +111,51 @@ def investigation_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def investigation_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The header, then every registered panel (see views/panels.py): a feature's panel is
+    drawn by the feature's own context function and template, not here."""
     investigation = investigation_for_user(request.user, pk)
-    can_write = Role.rank(investigation.user_role) >= Role.rank(Role.RESPONDER)
-    sides = list(investigation.sides.all())
+    settled, total = checklist_progress(checklist_items(investigation=investigation))
     context = {
         "investigation": investigation,
-        "can_write": can_write,
+        "can_write": Role.rank(investigation.user_role) >= Role.rank(Role.RESPONDER),
         "is_lead": investigation.user_role == Role.LEAD,
+        "status_moves": [Status(s) for s in allowed_status_moves(investigation.status)],
+        # The header's progress bar; the checklist panel swaps it when the list changes.
+        "settled": settled,
+        "total": total,
+        "percent": round(100 * settled / total) if total else 0,
+        "panel_rows": panel_rows(request, investigation),
+    }
+    return render(request, "investigations/investigation_detail.html", context)
+
+
+@panel(
+    name="symptom",
+    title=_("Symptom"),
+    template="investigations/_panel_symptom.html",
+    order=10,
+    half=True,
+)
+def symptom_context(request: HttpRequest, investigation) -> dict:
+    return {"sides": list(investigation.sides.all())}
+
+
+@panel(
+    name="times", title=_("Times"), template="investigations/_panel_times.html", order=20, half=True
+)
+def times_context(request: HttpRequest, investigation) -> dict:
+    return {}
+
+
+@panel(
+    name="environment",
+    title=_("Environment"),
+    template="investigations/_panel_environment.html",
+    order=40,
+)
+def environment_context(request: HttpRequest, investigation) -> dict:
+    sides = list(investigation.sides.all())
+    return {
         "sides": sides,
         "side_forms": [
             (side, SideForm(initial={"label": side.label, "kind": side.kind}, prefix=side.key))
@@ -129,34 +163,6 @@ def investigation_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ],
         "pairs": host_pairs(investigation=investigation),
         "member_form": MemberForm(hosts=hosts_for_user(user=request.user, team=investigation.team)),
-        "status_moves": [Status(s) for s in allowed_status_moves(investigation.status)],
-        **evidence_context(investigation),
-        **checklist_context(investigation),
-        **ladders_context(investigation),
-        **path_context(investigation, request.user, node=requested_node(request, investigation)),
-        **timeline_context(request, investigation),
-    }
-    if can_write:
-        context["entry_form"] = TimelineEntryForm()
-    return render(request, "investigations/investigation_detail.html", context)
-
-
-def evidence_context(investigation) -> dict:
-    """The evidence panel: collections with their progress, findings, hosts not ready."""
-    placed = {m.host for m in investigation.members.select_related("host")}
-    findings = list(findings_for(investigation=investigation))
-    return {
-        "collections": collections_for(investigation=investigation),
-        "collect_form": CollectFactsForm(),
-        "unready_hosts": sorted(
-            ((host, reason) for host in placed if (reason := unready_reason(host))),
-            key=lambda item: item[0].name,
-        ),
-        "findings": findings,
-        "open_findings": sum(1 for f in findings if f.status == "open"),
-        "comparable_pairs": sum(
-            1 for p in fact_pairs(investigation=investigation, load_facts=False) if p.complete
-        ),
     }
 
 
@@ -164,7 +170,7 @@ def evidence_context(investigation) -> dict:
 def investigation_edit(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
     initial = {f: getattr(investigation, f) for f in EDITABLE_FIELDS}
-    initial["tags"] = ", ".join(investigation.tags.values_list("name", flat=True))
+    initial["tags"] = ", ".join(investigation_tag_names(investigation=investigation))
     form = InvestigationForm(
         request.POST or None, initial=initial, members=team_users(team_id=investigation.team_id)
     )
@@ -210,7 +216,9 @@ def investigation_status(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def side_edit(request: HttpRequest, pk: int, key: str) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
-    side = get_object_or_404(investigation.sides, key=key)
+    side = side_get(investigation=investigation, key=key)
+    if side is None:
+        raise Http404
     form = SideForm(request.POST, prefix=key)
     if not form.is_valid():
         messages.error(request, "A side needs a label and a kind.")
@@ -250,6 +258,8 @@ def member_new(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def member_delete(request: HttpRequest, pk: int, member_pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
-    member = get_object_or_404(EnvironmentMember, pk=member_pk, investigation=investigation)
+    member = member_get(investigation=investigation, member_id=member_pk)
+    if member is None:
+        raise Http404
     member_remove(member=member, user=request.user)
     return _back_to(investigation, "#environment")

@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
@@ -13,7 +14,16 @@ from investigations.analysis.ladder import figures, find_knee
 from investigations.choices import ENDED_LADDER_STATUSES, Role
 from investigations.forms import ImportForm, LadderForm, attach_errors
 from investigations.models import Ladder
-from investigations.selectors import ladder_points, ladder_rows, ladder_sides, ladders_for
+from investigations.selectors import (
+    ladder_choices,
+    ladder_cpu,
+    ladder_points,
+    ladder_previous_urls,
+    ladder_refresh_progress,
+    ladder_rows,
+    ladder_sides,
+    ladders_for,
+)
 from investigations.services.ladder_imports import ladder_import
 from investigations.services.ladders import (
     ladder_analysis,
@@ -21,20 +31,28 @@ from investigations.services.ladders import (
     ladder_request,
 )
 from investigations.views.pages import wants_partial
+from investigations.views.panels import panel
 
 
 def ladders_context(investigation, *, ladder_form=None, import_form=None) -> dict:
-    ladders = ladders_for(investigation=investigation)[:10]
-    previous = investigation.ladders.exclude(sides__url="").prefetch_related("sides__side").first()
-    initial = {}
-    if previous is not None:
-        urls = {side.side.key: side.url for side in previous.sides.all()}
-        initial = {"side_a_url": urls.get("a", ""), "side_b_url": urls.get("b", "")}
+    urls = ladder_previous_urls(investigation=investigation)
+    initial = {"side_a_url": urls.get("a", ""), "side_b_url": urls.get("b", "")} if urls else {}
     return {
-        "ladders": ladders,
+        "ladders": ladders_for(investigation=investigation, limit=10),
         "ladder_form": ladder_form or LadderForm(initial=initial),
-        "import_form": import_form or ImportForm(ladders=investigation.ladders.all()),
+        "import_form": import_form
+        or ImportForm(ladders=ladder_choices(investigation=investigation)),
     }
+
+
+@panel(
+    name="ladders",
+    title=_("Ladder load tests"),
+    template="investigations/_ladders.html",
+    order=60,
+)
+def ladders_panel_context(request: HttpRequest, investigation) -> dict:
+    return ladders_context(investigation)
 
 
 @require_POST
@@ -61,7 +79,9 @@ def ladder_new(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def ladder_import_view(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
-    form = ImportForm(request.POST, request.FILES, ladders=investigation.ladders.all())
+    form = ImportForm(
+        request.POST, request.FILES, ladders=ladder_choices(investigation=investigation)
+    )
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -91,8 +111,7 @@ def ladder_import_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _progress_context(ladder: Ladder) -> dict:
     """What the polled progress table reads."""
-    # Only the fields a run changes.
-    ladder.refresh_from_db(fields=["status", "analysis", "cancel_requested_at", "finished_at"])
+    ladder_refresh_progress(ladder=ladder)
     return {
         "ladder": ladder,
         "sides": ladder_sides(ladder=ladder),
@@ -106,11 +125,11 @@ def _detail_context(ladder: Ladder) -> dict:
     points = ladder_points(sides)
     knees = {side: find_knee(side_points) for side, side_points in points.items()}
     labels = {side.side.key: side.side.label for side in sides}
-    cpu = {side.side.key: [step.cpu for step in side.steps.all()] for side in sides}
+    cpu = ladder_cpu(sides=sides)
     return {
         **context,
         "investigation": ladder.investigation,
-        "analysis": ladder.analysis or ladder_analysis(ladder, points),
+        "analysis": ladder.analysis or ladder_analysis(ladder=ladder, points=points),
         "knees": knees,
         "rows": ladder_rows(ladder=ladder, sides=sides),
         # A chart without a single value (CPU, for imported results) is left out.

@@ -5,9 +5,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from investigations.access import investigation_for_user
@@ -22,9 +23,13 @@ from investigations.forms import (
     format_values,
 )
 from investigations.selectors import (
+    collection_choices,
     hosts_for_user,
+    path_edge_get,
     path_edges,
     path_figure,
+    path_node_choices,
+    path_node_get,
     path_nodes,
 )
 from investigations.services.path import (
@@ -37,12 +42,23 @@ from investigations.services.path import (
     path_node_update,
 )
 from investigations.views.pages import query_id, wants_partial
+from investigations.views.panels import panel
 
 
 def requested_node(request: HttpRequest, investigation):
     """The path node whose details are open (?node=ID), if any."""
     node_id = query_id(request, "node")
-    return investigation.path_nodes.filter(pk=node_id).first() if node_id is not None else None
+    if node_id is None:
+        return None
+    return path_node_get(investigation=investigation, node_id=node_id)
+
+
+def _node(investigation, node_pk: int):
+    """The investigation's path node (404 if its path has none with this id)."""
+    node = path_node_get(investigation=investigation, node_id=node_pk)
+    if node is None:
+        raise Http404
+    return node
 
 
 def path_context(investigation, user, *, node=None, **forms) -> dict:
@@ -75,10 +91,16 @@ def path_context(investigation, user, *, node=None, **forms) -> dict:
             },
         )
         context["state_form"] = forms.get("state_form") or PathNodeStateForm(
-            collections=investigation.collections.all(), initial={"state": node.state}
+            collections=collection_choices(investigation=investigation),
+            initial={"state": node.state},
         )
         context["node_edges"] = [e for e in edges if node.pk in (e.source_id, e.target_id)]
     return context
+
+
+@panel(name="path", title=_("Traffic path"), template="investigations/_path.html", order=30)
+def path_panel_context(request: HttpRequest, investigation) -> dict:
+    return path_context(investigation, request.user, node=requested_node(request, investigation))
 
 
 def _panel(request: HttpRequest, investigation, *, node=None, status=200, **forms):
@@ -114,7 +136,7 @@ def path_panel(request: HttpRequest, pk: int) -> HttpResponse:
 def path_node_file(request: HttpRequest, pk: int, node_pk: int) -> FileResponse:
     """The evidence file of a hop, for members of the investigation's team only."""
     investigation = investigation_for_user(request.user, pk)
-    node = get_object_or_404(investigation.path_nodes, pk=node_pk)
+    node = _node(investigation, node_pk)
     if not node.state_file:
         raise Http404("This hop has no evidence file.")
     try:
@@ -168,10 +190,10 @@ def path_node(request: HttpRequest, pk: int, node_pk: int) -> HttpResponse:
     """GET: the node's details in the panel. POST: save its specifications and hosts."""
     if request.method != "POST":
         investigation = investigation_for_user(request.user, pk)
-        node = get_object_or_404(investigation.path_nodes, pk=node_pk)
+        node = _node(investigation, node_pk)
         return _panel(request, investigation, node=node)
     investigation = _writable(request, pk)
-    node = get_object_or_404(investigation.path_nodes, pk=node_pk)
+    node = _node(investigation, node_pk)
     form = PathNodeEditForm(
         request.POST, hosts=hosts_for_user(user=request.user, team=investigation.team)
     )
@@ -197,9 +219,9 @@ def path_node(request: HttpRequest, pk: int, node_pk: int) -> HttpResponse:
 @login_required
 def path_node_state(request: HttpRequest, pk: int, node_pk: int) -> HttpResponse:
     investigation = _writable(request, pk)
-    node = get_object_or_404(investigation.path_nodes, pk=node_pk)
+    node = _node(investigation, node_pk)
     form = PathNodeStateForm(
-        request.POST, request.FILES, collections=investigation.collections.all()
+        request.POST, request.FILES, collections=collection_choices(investigation=investigation)
     )
     if form.is_valid():
         data = form.cleaned_data
@@ -225,9 +247,7 @@ def path_node_state(request: HttpRequest, pk: int, node_pk: int) -> HttpResponse
 @login_required
 def path_node_remove(request: HttpRequest, pk: int, node_pk: int) -> HttpResponse:
     investigation = _writable(request, pk)
-    path_node_delete(
-        node=get_object_or_404(investigation.path_nodes, pk=node_pk), user=request.user
-    )
+    path_node_delete(node=_node(investigation, node_pk), user=request.user)
     return _panel(request, investigation)
 
 
@@ -235,7 +255,7 @@ def path_node_remove(request: HttpRequest, pk: int, node_pk: int) -> HttpRespons
 @login_required
 def path_edge_new(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = _writable(request, pk)
-    form = PathEdgeForm(request.POST, nodes=investigation.path_nodes.all())
+    form = PathEdgeForm(request.POST, nodes=path_node_choices(investigation=investigation))
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -252,7 +272,8 @@ def path_edge_new(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def path_edge_remove(request: HttpRequest, pk: int, edge_pk: int) -> HttpResponse:
     investigation = _writable(request, pk)
-    path_edge_delete(
-        edge=get_object_or_404(investigation.path_edges, pk=edge_pk), user=request.user
-    )
+    edge = path_edge_get(investigation=investigation, edge_id=edge_pk)
+    if edge is None:
+        raise Http404
+    path_edge_delete(edge=edge, user=request.user)
     return _panel(request, investigation)

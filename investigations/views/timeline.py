@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods
 
 from investigations.access import investigation_for_user
@@ -13,6 +14,7 @@ from investigations.forms import TimelineEntryForm, attach_errors
 from investigations.selectors import timeline_events, timeline_version
 from investigations.services.timeline import timeline_entry_add
 from investigations.views.pages import wants_partial
+from investigations.views.panels import panel
 
 
 def timeline_context(request: HttpRequest, investigation, *, kind: str | None = None) -> dict:
@@ -27,6 +29,13 @@ def timeline_context(request: HttpRequest, investigation, *, kind: str | None = 
         "version": timeline_version(investigation=investigation),
         "poll_ms": settings.TIMELINE_POLL_MS,
     }
+
+
+@panel(
+    name="timeline", title=_("Timeline"), template="investigations/_panel_timeline.html", order=90
+)
+def timeline_panel_context(request: HttpRequest, investigation) -> dict:
+    return {**timeline_context(request, investigation), "entry_form": TimelineEntryForm()}
 
 
 @login_required

@@ -42,9 +42,10 @@ from investigations.views.panels import panel
 )
 def evidence_context(request: HttpRequest, investigation) -> dict:
     """The evidence panel: collections with their progress, hosts not ready, pairs to compare."""
-    placed = {m.host for m in investigation.members.select_related("host")}
+    pairs = host_pairs(investigation=investigation)
+    placed = {member.host for pair in pairs for member in pair.members if member}
     return {
-        "pairs": host_pairs(investigation=investigation),
+        "pairs": pairs,
         "collections": collections_for(investigation=investigation),
         "collect_form": CollectFactsForm(),
         "unready_hosts": sorted(

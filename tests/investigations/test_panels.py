@@ -10,12 +10,11 @@ from django.test import Client, override_settings
 from django.utils.html import escape
 
 from collectors.facts import FactsSnapshot
-from investigations.choices import HostRole, HostTransport
 from investigations.services.collections import collection_request, target_claim
 from investigations.services.facts import facts_store
-from investigations.services.inventory import host_create, member_add
 from investigations.views import panels
 from tests.conftest import HOSTILE_STRINGS
+from tests.investigations.test_collections import place_local_hosts
 
 pytestmark = pytest.mark.django_db
 
@@ -227,22 +226,7 @@ def finding(personas, settings, tmp_path):
     settings.LOCAL_TRANSPORT = True
     settings.MEDIA_ROOT = str(tmp_path / "media")
     investigation = personas.investigation
-    for name, side in (("app-a", "a"), ("app-b", "b")):
-        host = host_create(
-            team=personas.team,
-            name=name,
-            address="127.0.0.1",
-            port=22,
-            username="root",
-            transport=HostTransport.LOCAL,
-        )
-        member_add(
-            investigation=investigation,
-            user=personas.lead,
-            host=host,
-            side_key=side,
-            role=HostRole.SERVICE,
-        )
+    place_local_hosts(personas)
     collection = collection_request(investigation=investigation, user=personas.member)
     for target in collection.targets.select_related("side"):
         target = target_claim(target_id=target.pk, seconds=60)

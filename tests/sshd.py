@@ -285,6 +285,9 @@ class TestHost:
     _pool: "TestHosts | None" = field(default=None, repr=False)
     _process: subprocess.Popen | None = field(default=None, repr=False)
     _namespace: str | None = field(default=None, repr=False)
+    # Held open while the host lives, so that its namespace's number is never given to
+    # another namespace (another test run's host) before stop() has killed everything in it.
+    _namespace_fd: int | None = field(default=None, repr=False)
 
     @property
     def host_key_path(self) -> Path:
@@ -392,6 +395,7 @@ class TestHost:
                     break
             if time.monotonic() > deadline:
                 self._namespace = _mount_namespace(self._process.pid)
+                self._hold_namespace()
                 self.stop()
                 raise TestHostError(
                     f"sshd for test host {self.name} did not answer with an SSH banner on "
@@ -401,6 +405,7 @@ class TestHost:
             time.sleep(0.01)
         # Only now: listening proves that unshare() ran, so this is the host's own namespace.
         self._namespace = _mount_namespace(self._process.pid)
+        self._hold_namespace()
         if self._namespace in (None, _OWN_NAMESPACE):
             self._process.kill()
             raise TestHostError(f"sshd for test host {self.name} is not in a namespace of its own")
@@ -422,6 +427,15 @@ class TestHost:
         process.wait(timeout=STOP_TIMEOUT)
         self._process = None
         self._namespace = None
+        if self._namespace_fd is not None:
+            os.close(self._namespace_fd)
+            self._namespace_fd = None
+
+    def _hold_namespace(self) -> None:
+        try:
+            self._namespace_fd = os.open(f"/proc/{self._process.pid}/ns/mnt", os.O_RDONLY)
+        except OSError:
+            self._namespace_fd = None
 
     def start(self) -> None:
         """Start it again after stop(), on the same address and port."""

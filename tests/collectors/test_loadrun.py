@@ -43,13 +43,17 @@ def wrapped(name: str, limit: int, *tool: str) -> list[str]:
     return ["sh", "-c", WRAPPER, "sh", name, str(limit), *tool]
 
 
+# This run's own mark in its PID file names: another run beside it has files of its own.
+RUN = uuid.uuid4().hex[:8]
+
+
 @pytest.fixture
 def pid_name():
     """PID file names of this test's own (pidfile() always writes under /tmp)."""
     made = []
 
     def make(*parts) -> str:
-        name = pidfile("test", uuid.uuid4().hex[:12], *parts)
+        name = pidfile("test", RUN, uuid.uuid4().hex[:12], *parts)
         made.append(name)
         return name
 
@@ -547,7 +551,7 @@ def test_no_pid_file_of_these_tests_is_left(pid_name):
     leftovers = [
         name
         for name in os.listdir("/tmp")
-        if name.startswith("perfcase-test-") and name.endswith(".pid")
+        if name.startswith(f"perfcase-test-{RUN}-") and name.endswith(".pid")
     ]
 
     assert leftovers == []

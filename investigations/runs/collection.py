@@ -155,8 +155,9 @@ def _write_reports(reports: queue.SimpleQueue) -> None:
         except queue.Empty:
             break
         latest.setdefault((target_id, attempt), {}).update(changes)
-    for (target_id, attempt), changes in latest.items():
-        target_update(target_id=target_id, attempt=attempt, **changes)
+    with transaction.atomic():  # one commit for all of them
+        for (target_id, attempt), changes in latest.items():
+            target_update(target_id=target_id, attempt=attempt, **changes)
 
 
 def _run_target(plan, run: TargetRun, connector) -> Outcome:

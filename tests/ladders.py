@@ -4,13 +4,16 @@ A pytest plugin (tests/conftest.py loads it): the `ladder_hosts` and `place_ladd
 fixtures.
 """
 
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from investigations.choices import HostRole
 from investigations.services.inventory import credential_create, host_create, member_add
-from tests.conftest import ApiClient, require_real_tool, trust_host_key
+from tests.conftest import TEST_QUEUE, ApiClient, require_real_tool, trust_host_key
+from tests.sshd import live_namespaces
 
 
 def installed(tool: str) -> bool:
@@ -27,8 +30,21 @@ def require(tool: str) -> None:
 
 
 def none_left(tool: str) -> bool:
-    """No process of this name runs on this machine (where every test host runs)."""
-    return subprocess.run(["pgrep", "-x", tool], capture_output=True).returncode == 1
+    """No process of this name runs for this test run: in one of its test hosts, or started
+    by its worker (the local transport), whose environment names this run's queue. Another
+    run beside this one may have its own."""
+    found = subprocess.run(["pgrep", "-x", tool], capture_output=True, text=True).stdout.split()
+    return not any(_of_this_run(int(pid)) for pid in found)
+
+
+def _of_this_run(pid: int) -> bool:
+    try:
+        if os.readlink(f"/proc/{pid}/ns/mnt") in live_namespaces():
+            return True
+        environment = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False  # it ended meanwhile
+    return f"PERFCASE_QUEUE={TEST_QUEUE}".encode() in environment
 
 
 @pytest.fixture

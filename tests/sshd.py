@@ -240,6 +240,13 @@ def _mount_namespace(pid: int) -> str | None:
 
 
 _OWN_NAMESPACE = _mount_namespace(os.getpid())
+# The mount namespaces of this run's running test hosts (another test run beside this one
+# has its own).
+_LIVE_NAMESPACES: set[str] = set()
+
+
+def live_namespaces() -> frozenset[str]:
+    return frozenset(_LIVE_NAMESPACES)
 
 
 def _kill_namespace(namespace: str) -> int:
@@ -426,6 +433,7 @@ class TestHost:
             process.kill()
         process.wait(timeout=STOP_TIMEOUT)
         self._process = None
+        _LIVE_NAMESPACES.discard(self._namespace)
         self._namespace = None
         if self._namespace_fd is not None:
             os.close(self._namespace_fd)
@@ -436,6 +444,8 @@ class TestHost:
             self._namespace_fd = os.open(f"/proc/{self._process.pid}/ns/mnt", os.O_RDONLY)
         except OSError:
             self._namespace_fd = None
+        if self._namespace not in (None, _OWN_NAMESPACE):
+            _LIVE_NAMESPACES.add(self._namespace)
 
     def start(self) -> None:
         """Start it again after stop(), on the same address and port."""

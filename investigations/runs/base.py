@@ -9,6 +9,7 @@ the collection's runner, which hands it to the plan's `store` in the task's own 
 """
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -68,7 +69,7 @@ class TargetRun:
         )
 
 
-class Plan:
+class Plan(ABC):
     """One evidence kind. Subclass it in a module of investigations/runs/ and decorate the
     class with @register: that is all the machinery needs to know of it."""
 
@@ -76,9 +77,9 @@ class Plan:
     parameters_form: type[forms.Form]  # the schema, shared by the page's form and the API
 
     @property
+    @abstractmethod
     def target_seconds(self) -> int:
         """How long one target may take, connecting included."""
-        raise NotImplementedError
 
     def clean(self, data: dict) -> dict:
         """The request's parameters, validated by the kind's form; a ValidationError names
@@ -90,13 +91,14 @@ class Plan:
             )
         return form.cleaned_data
 
+    @abstractmethod
     def run(self, run: TargetRun):
         """Collect from one target over run.connection; returns what `store` takes."""
-        raise NotImplementedError
 
+    @abstractmethod
     def store(self, *, target, result) -> None:
         """Keep one target's result and mark the target succeeded (a service)."""
-        raise NotImplementedError
 
     def refresh(self, *, investigation) -> None:
         """After a batch of stored results: re-run what reads them (rules, checklist)."""
+        return None  # a kind nothing else reads needs no refresh

@@ -26,6 +26,7 @@ from investigations.runs.base import TargetRun
 from investigations.runs.gate import StartGate
 from investigations.services.collections import (
     collection_complete_if_done,
+    collection_time_limit,
     target_fail,
     target_update,
     targets_claim,
@@ -55,10 +56,9 @@ def run_collection(*, collection_id: int, target_ids=None) -> None:
     collection = Collection.objects.select_related("investigation").get(pk=collection_id)
     plan = plan_for(collection.kind)
     targets_resume(collection_id=collection_id, target_ids=target_ids)
-    waves = -(-collection.targets.count() // settings.COLLECTION_PARALLELISM)
     targets = targets_claim(
         collection_id=collection_id,
-        seconds=waves * plan.target_seconds + settings.SSH_CONNECT_TIMEOUT,
+        seconds=collection_time_limit(kind=collection.kind, targets=collection.targets.count()),
         target_ids=target_ids,
     )
     runs, connectors = [], {}
@@ -155,6 +155,8 @@ def _write_reports(reports: queue.SimpleQueue) -> None:
         except queue.Empty:
             break
         latest.setdefault((target_id, attempt), {}).update(changes)
+    if not latest:
+        return
     with transaction.atomic():  # one commit for all of them
         for (target_id, attempt), changes in latest.items():
             target_update(target_id=target_id, attempt=attempt, **changes)

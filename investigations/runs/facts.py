@@ -40,7 +40,7 @@ class PathsField(forms.Field):
             raise ValidationError(_("Give paths as a list of strings."))
         for path in value:
             ProhibitNullCharactersValidator()(path)
-        return list(value)
+        return [path.strip() for path in value]
 
     def validate(self, value: list[str]) -> None:
         if len(value) > MAX_PATHS:
@@ -72,9 +72,6 @@ class FactsParameters(forms.Form):
             return validate_service(self.cleaned_data["service"] or "")
         except ValueError as error:
             raise ValidationError(str(error)) from None
-
-    def clean_paths(self) -> list[str]:
-        return [validate_path(path) for path in self.cleaned_data["paths"]]
 
 
 @register

@@ -28,15 +28,22 @@ from investigations.views.pages import wants_partial
 from investigations.views.panels import panel
 
 
-def checklist_context(investigation) -> dict:
-    items = list(checklist_items(investigation=investigation))
+def progress_bar(items) -> dict:
+    """What _checklist_progress.html reads: items settled, all items, the percentage."""
     settled, total = checklist_progress(items)
     return {
-        "investigation": investigation,
-        "items": items,
         "settled": settled,
         "total": total,
         "percent": round(100 * settled / total) if total else 0,
+    }
+
+
+def checklist_context(investigation) -> dict:
+    items = list(checklist_items(investigation=investigation))
+    return {
+        "investigation": investigation,
+        "items": items,
+        **progress_bar(items),
         "statuses": ItemStatus.choices,
         "team_members": team_users(team_id=investigation.team_id),
         "checklist_version": checklist_version(investigation=investigation),

@@ -89,7 +89,7 @@ def collection_new(request: HttpRequest, pk: int) -> HttpResponse:
             parameters={name: request.POST.get(name, "") for name in fields},
         )
     except LookupError:
-        messages.error(request, "Choose a kind of evidence to collect.")
+        messages.error(request, gettext("Choose a kind of evidence to collect."))
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     return redirect(reverse("investigation_detail", args=[pk]) + "#evidence")

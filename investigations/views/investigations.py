@@ -20,7 +20,6 @@ from investigations.forms import (
 )
 from investigations.selectors import (
     checklist_items,
-    checklist_progress,
     host_pairs,
     hosts_for_user,
     investigation_tag_names,
@@ -42,6 +41,7 @@ from investigations.services.investigations import (
     investigation_update,
     side_update,
 )
+from investigations.views.checklist import progress_bar
 from investigations.views.pages import paginate
 from investigations.views.panels import panel, panel_rows
 
@@ -114,16 +114,13 @@ def investigation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The header, then every registered panel (see views/panels.py): a feature's panel is
     drawn by the feature's own context function and template, not here."""
     investigation = investigation_for_user(request.user, pk)
-    settled, total = checklist_progress(checklist_items(investigation=investigation))
     context = {
         "investigation": investigation,
         "can_write": Role.rank(investigation.user_role) >= Role.rank(Role.RESPONDER),
         "is_lead": investigation.user_role == Role.LEAD,
         "status_moves": [Status(s) for s in allowed_status_moves(investigation.status)],
         # The header's progress bar; the checklist panel swaps it when the list changes.
-        "settled": settled,
-        "total": total,
-        "percent": round(100 * settled / total) if total else 0,
+        **progress_bar(checklist_items(investigation=investigation)),
         "panel_rows": panel_rows(request, investigation),
     }
     return render(request, "investigations/investigation_detail.html", context)

@@ -13,6 +13,11 @@ RUN pip install -e .
 COPY manage.py ./
 COPY templates ./templates
 COPY static ./static
+COPY locale ./locale
+# The interface's translations are compiled here; gettext is not kept in the image.
+RUN apt-get update && apt-get install -y --no-install-recommends gettext \
+    && python manage.py compilemessages -v 0 \
+    && apt-get purge -y gettext && apt-get autoremove -y && rm -rf /var/lib/apt/lists/*
 # collectstatic needs production settings to load; these values exist only for this step.
 RUN PERFCASE_DEBUG=0 PERFCASE_SECRET_KEY=collectstatic-only PERFCASE_ALLOWED_HOSTS=build \
     PERFCASE_CREDENTIAL_KEYS=collectstatic-only python manage.py collectstatic --noinput

@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 
-.PHONY: install run test lint bench migrate demo clean
+.PHONY: install run test lint bench migrate demo clean messages translations static
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,10 +23,24 @@ migrate: install var
 demo: migrate
 	$(PY) manage.py load_demo
 
-run: demo
+# The Chinese interface: locale/*/LC_MESSAGES/django.po compiled to .mo (needs gettext's msgfmt).
+messages: install
+	@command -v msgfmt >/dev/null 2>&1 || { echo "msgfmt is missing: apt-get install gettext (it compiles the interface's translations)"; exit 1; }
+	$(PY) manage.py compilemessages --ignore '.venv' --ignore 'var' -v 0
+
+# After marking new strings: extract them into the catalogue, translate them, then `make messages`.
+translations: install
+	$(PY) manage.py makemessages -l zh_Hans --no-location --no-obsolete --ignore '.venv' --ignore 'var' --ignore 'tests'
+
+# The big vendored scripts (plotly.js is 4.6 MB) compressed beside themselves; WhiteNoise
+# sends the .gz to browsers that take it.
+static: install
+	$(PY) -m whitenoise.compress -q --no-brotli static/vendor
+
+run: demo messages static
 	$(PY) manage.py runstack --port $(PORT)
 
-test: install var
+test: install var messages static
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 

@@ -75,6 +75,9 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    # `make run`'s server leaves static files to WhiteNoise, as production does: compressed
+    # (the .gz beside each big file, see `make static`) and answered 304 when unchanged.
+    "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django_htmx",
     "ninja",
@@ -85,9 +88,11 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "investigations.middleware.chosen_language",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -143,7 +148,16 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "investigation_list"
 LOGOUT_REDIRECT_URL = "login"
 
-LANGUAGE_CODE = "en"
+# The interface speaks English and Chinese: a person's own choice (profile, or the menu's
+# switch) wins, then the browser's Accept-Language, then PERFCASE_LANGUAGE.
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LANGUAGE_CODE = env_str("PERFCASE_LANGUAGE", "en")
+if LANGUAGE_CODE not in dict(LANGUAGES):
+    raise ImproperlyConfigured(
+        f"PERFCASE_LANGUAGE must be one of {', '.join(code for code, _ in LANGUAGES)}"
+    )
+LOCALE_PATHS = [BASE_DIR / "locale"]
+LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
 # The default zone for display; a browser's own zone (sent in a cookie) wins per request.
 TIME_ZONE = env_str("PERFCASE_TIME_ZONE", "UTC")
 USE_I18N = True

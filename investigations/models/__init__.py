@@ -1,3 +1,4 @@
+from investigations.models.accounts import UserPreference
 from investigations.models.checklist import ChecklistItem
 from investigations.models.collections import Artifact, Collection, CollectionTarget
 from investigations.models.evidence import FactSnapshot, Finding
@@ -32,5 +33,6 @@ __all__ = [
     "Tag",
     "Team",
     "TimelineEvent",
+    "UserPreference",
     "WebhookDelivery",
 ]

@@ -17,7 +17,9 @@ LATENCY_JUMP_MS = 5.0
 # Errors "jump" when the error rate grows by at least this much (1 = 100 %).
 ERROR_JUMP = 0.01
 
-SIDE_COLOURS = {"a": "#2457c5", "b": "#6b3fb5"}
+# The two sides' colours on every chart and page (--side-a, --side-b in perfcase.css): blue
+# and orange of the Okabe-Ito palette, told apart also by readers with colour blindness.
+SIDE_COLOURS = {"a": "#0072b2", "b": "#d55e00"}
 
 
 @dataclass(frozen=True)
@@ -76,11 +78,18 @@ def find_knee(points: list[Point]) -> Knee:
     return Knee(None, None, "not reached within this ladder")
 
 
-def _differ(x: float | None, y: float | None, margin: float) -> bool:
+def differ(x: float | None, y: float | None, margin: float) -> bool:
+    """Whether two values differ by more than the margin, the same both ways round: the
+    larger is more than (1 + margin) times the smaller, so A/B 1.25 and 0.80 are the same
+    verdict. A zero against anything else differs; values of opposite signs differ."""
     if x is None or y is None:
         return False
-    largest = max(abs(x), abs(y))
-    return largest > 0 and abs(x - y) / largest > margin
+    small, large = sorted((abs(x), abs(y)))
+    if (x < 0) != (y < 0) and large > 0:
+        return True
+    if small == 0:
+        return large > 0
+    return large / small > 1 + margin
 
 
 def find_divergence(a: list[Point], b: list[Point], margin: float) -> tuple[float | None, str]:
@@ -91,12 +100,12 @@ def find_divergence(a: list[Point], b: list[Point], margin: float) -> tuple[floa
     if not common:
         return None, "no step has results from both sides at the same load: nothing to compare"
     for point, other in common:
-        if _differ(point.rps, other.rps, margin):
+        if differ(point.rps, other.rps, margin):
             return point.load, (
                 f"at {point.load:g} the sides' throughput differs by more than {margin:.0%}: "
                 f"{point.rps:,.0f} requests/s on A, {other.rps:,.0f} on B"
             )
-        if _differ(point.p99, other.p99, margin):
+        if differ(point.p99, other.p99, margin):
             return point.load, (
                 f"at {point.load:g} the sides' p99 differs by more than {margin:.0%}: "
                 f"{point.p99:,.1f} ms on A, {other.p99:,.1f} ms on B"
@@ -109,7 +118,7 @@ def mark(a: float | None, b: float | None, *, higher_is_better: bool, margin: fl
     """better / worse / about equal, for A against B."""
     if a is None or b is None:
         return ""
-    if not _differ(a, b, margin):
+    if not differ(a, b, margin):
         return "about equal"
     a_ahead = a > b if higher_is_better else a < b
     return "better" if a_ahead else "worse"
@@ -148,16 +157,29 @@ def _knee_annotations(knees: dict[str, Knee]) -> list[dict]:
             "showarrow": False,
             "yanchor": "bottom",
             "font": {"color": SIDE_COLOURS[side], "size": 11},
+            # Each side's label on its own row: two knees at one load never overprint.
+            "yshift": -16 * row,
         }
-        for side, knee in knees.items()
-        if knee.load is not None
+        for row, (side, knee) in enumerate(
+            (side, knee) for side, knee in sorted(knees.items()) if knee.load is not None
+        )
     ]
 
 
-def _layout(title: str, y_title: str, knees: dict[str, Knee], x_title: str) -> dict:
+def _layout(
+    title: str, y_title: str, knees: dict[str, Knee], x_title: str, loads: list[float]
+) -> dict:
     return {
         "title": {"text": title, "font": {"size": 14}},
-        "xaxis": {"title": {"text": x_title}, "type": "log", "gridcolor": "#dde2e8"},
+        # A tick at each load of the ladder, labelled as given (5, 10, 20, 50, 100), not
+        # plotly's log-axis digits (10, 2, 3, ...).
+        "xaxis": {
+            "title": {"text": x_title},
+            "type": "log",
+            "gridcolor": "#dde2e8",
+            "tickvals": loads,
+            "ticktext": [f"{load:g}" for load in loads],
+        },
         "yaxis": {"title": {"text": y_title}, "rangemode": "tozero", "gridcolor": "#dde2e8"},
         "shapes": _knee_shapes(knees),
         "annotations": _knee_annotations(knees),
@@ -193,7 +215,7 @@ def figures(
                 "line": {"color": colour},
             }
         )
-        for percentile, dash in (("p50", "dot"), ("p99", "solid")):
+        for percentile, dash, axis in (("p50", "dot", "y2"), ("p99", "solid", "y")):
             x, y = _series(side_points, lambda p, k=percentile: getattr(p, k))
             latency.append(
                 {
@@ -202,6 +224,9 @@ def figures(
                     "name": f"{name} {percentile}",
                     "x": x,
                     "y": y,
+                    # p50 on its own axis (right): beside a p99 ten times higher it would be
+                    # a flat line at the bottom.
+                    "yaxis": axis,
                     "line": {"color": colour, "dash": dash},
                 }
             )
@@ -219,14 +244,25 @@ def figures(
                         "line": {"color": colour, "dash": dash},
                     }
                 )
+    loads = sorted({p.load for side_points in points.values() for p in side_points})
+    latency_layout = _layout("Latency", "ms", knees, load_title, loads)
+    latency_layout["yaxis"]["title"] = {"text": "p99 (ms)"}
+    latency_layout["yaxis2"] = {
+        "title": {"text": "p50 (ms)"},
+        "overlaying": "y",
+        "side": "right",
+        "rangemode": "tozero",
+        "showgrid": False,
+    }
+    latency_layout["margin"]["r"] = 60
     return {
         "throughput": {
             "data": throughput,
-            "layout": _layout("Throughput", "requests/s", knees, load_title),
+            "layout": _layout("Throughput", "requests/s", knees, load_title, loads),
         },
-        "latency": {"data": latency, "layout": _layout("Latency", "ms", knees, load_title)},
+        "latency": {"data": latency, "layout": latency_layout},
         "cpu": {
             "data": cpu_chart,
-            "layout": _layout("CPU of the service hosts", "% of CPU", knees, load_title),
+            "layout": _layout("CPU of the service hosts", "% of CPU", knees, load_title, loads),
         },
     }

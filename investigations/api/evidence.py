@@ -70,7 +70,6 @@ class CollectionOut(Schema):
         return list(obj.targets.all())
 
 
-
 class FactsOut(Schema):
     host: int
     host_name: str
@@ -168,7 +167,7 @@ def facts_diff(request, investigation_id: Id, only_differences: bool = False):
     investigation = investigation_for_user(request.user, investigation_id)
     return [
         {
-            "roles": diff.pair.roles,
+            "roles": [str(role) for role in diff.pair.roles],
             "host_a": diff.pair.a.host_id,
             "host_b": diff.pair.b.host_id,
             "complete": diff.pair.complete,

@@ -1,6 +1,7 @@
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 
 from investigations.access import credential_for_user, host_for_user, team_for_user
@@ -69,7 +70,11 @@ def _related(field: str, pk: int | None, team_id: int):
     else:
         obj = host_in_team(team_id=team_id, host_id=pk)
     if obj is None:
-        raise ValidationError({field: f"No such {field.replace('_', ' ')} in this team."})
+        missing = {
+            "credential": _("No such credential in this team."),
+            "jump_host": _("No such jump host in this team."),
+        }
+        raise ValidationError({field: missing[field]})
     return obj
 
 

@@ -1,12 +1,14 @@
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
+from django.utils.translation import gettext as _
 from ninja import Query, Router, Schema, Status
 from ninja.pagination import paginate
 
 from investigations.access import host_for_user, investigation_for_user, team_for_user
 from investigations.api.schemas import (
     ErrorOut,
+    EventEdit,
     EventIn,
     EventOut,
     Id,
@@ -33,6 +35,7 @@ from investigations.selectors import (
     member_get,
     side_get,
     team_member_named,
+    timeline_event_get,
     timeline_events,
 )
 from investigations.services.inventory import member_add, member_remove
@@ -42,7 +45,11 @@ from investigations.services.investigations import (
     investigation_update,
     side_update,
 )
-from investigations.services.timeline import timeline_entry_add
+from investigations.services.timeline import (
+    timeline_entry_add,
+    timeline_entry_delete,
+    timeline_entry_edit,
+)
 
 router = Router(tags=["investigations"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
@@ -53,7 +60,9 @@ def _lead(username: str | None, team_id: int):
         return None
     user = team_member_named(team_id=team_id, username=username)
     if user is None:
-        raise ValidationError({"lead": f"{username!r} is not a member of the team."})
+        raise ValidationError(
+            {"lead": _("%(name)s is not a member of the team.") % {"name": repr(username)}}
+        )
     return user
 
 
@@ -176,7 +185,9 @@ def timeline_list(request, investigation_id: Id, kind: str = ""):
     """Events in time order (oldest first), optionally of one kind."""
     investigation = investigation_for_user(request.user, investigation_id)
     if kind and kind not in EventKind.values:
-        raise ValidationError({"kind": f"Choose one of: {', '.join(EventKind.values)}."})
+        raise ValidationError(
+            {"kind": _("Choose one of: %(choices)s.") % {"choices": ", ".join(EventKind.values)}}
+        )
     return timeline_events(investigation=investigation, kind=kind)
 
 
@@ -193,3 +204,29 @@ def timeline_add(request, investigation_id: Id, payload: EventIn):
         summary=payload.summary,
     )
     return Status(201, event)
+
+
+def _own_entry(request, investigation_id: int, event_id: int):
+    investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+    event = timeline_event_get(event_id=event_id)
+    if event is None or event.investigation_id != investigation_id:
+        raise Http404
+    return event
+
+
+@router.patch(
+    "/investigations/{investigation_id}/timeline/{event_id}", response={200: EventOut, **ERRORS}
+)
+def timeline_edit(request, investigation_id: Id, event_id: Id, payload: EventEdit):
+    """Change a note or an action (its author or a lead); the old version stays in `history`."""
+    event = _own_entry(request, investigation_id, event_id)
+    return timeline_entry_edit(event=event, user=request.user, **payload.dict(exclude_unset=True))
+
+
+@router.delete(
+    "/investigations/{investigation_id}/timeline/{event_id}", response={204: None, **ERRORS}
+)
+def timeline_delete(request, investigation_id: Id, event_id: Id):
+    """Take a note or an action off the timeline (its author or a lead)."""
+    timeline_entry_delete(event=_own_entry(request, investigation_id, event_id), user=request.user)
+    return Status(204, None)

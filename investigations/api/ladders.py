@@ -3,6 +3,7 @@
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 from ninja import Field, File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 from pydantic import StrictInt
@@ -199,7 +200,7 @@ def imports_create(
     if ladder is not None:
         onto = ladder_get(investigation=investigation, ladder_id=ladder)
         if onto is None:
-            raise ValidationError({"ladder": "No such ladder in this investigation."})
+            raise ValidationError({"ladder": _("No such ladder in this investigation.")})
     created = ladder_import(
         investigation=investigation,
         user=request.user,

@@ -6,6 +6,7 @@ from typing import Literal
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
+from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 
 from investigations.access import investigation_for_user
@@ -181,7 +182,7 @@ def _hosts(investigation, ids: list[int] | None, field: str):
         return None
     hosts = hosts_in_team(team_id=investigation.team_id, host_ids=ids)
     if len(hosts) != len(set(ids)):
-        raise ValidationError({field: "Choose hosts of the investigation's team."})
+        raise ValidationError({field: _("Choose hosts of the investigation's team.")})
     return hosts
 
 
@@ -252,7 +253,7 @@ def nodes_patch(request, investigation_id: Id, node_id: Id, payload: NodePatch):
             )
             if collection is None:
                 raise ValidationError(
-                    {"state_collection": "No such collection in this investigation."}
+                    {"state_collection": _("No such collection in this investigation.")}
                 )
         try:
             node = path_node_set_state(
@@ -295,7 +296,7 @@ def edges_create(request, investigation_id: Id, payload: EdgeIn):
     nodes = path_nodes_by_id(investigation=investigation, node_ids=[payload.source, payload.target])
     missing = [f for f in ("source", "target") if getattr(payload, f) not in nodes]
     if missing:
-        raise ValidationError({f: "No such node on this investigation's path." for f in missing})
+        raise ValidationError({f: _("No such node on this investigation's path.") for f in missing})
     edge = path_edge_create(
         investigation=investigation,
         user=request.user,

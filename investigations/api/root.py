@@ -4,6 +4,7 @@ import json
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest
+from django.utils.translation import gettext as _
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError
 from ninja.errors import ValidationError as InputError
@@ -67,9 +68,9 @@ def _input_error(request, exc: InputError):
         if loc and loc[0] in ("payload", "filters"):
             loc = loc[1:]
         errors.append(
-            {"field": ".".join(loc) or None, "message": item.get("msg", "Invalid value.")}
+            {"field": ".".join(loc) or None, "message": item.get("msg", _("Invalid value."))}
         )
-    return _error(request, 422, "The request is not valid.", errors)
+    return _error(request, 422, _("The request is not valid."), errors)
 
 
 @api.exception_handler(ValidationError)
@@ -85,26 +86,26 @@ def _rule_error(request, exc: ValidationError):
     return _error(
         request,
         400,
-        errors[0]["message"] if len(errors) == 1 else "The request is not valid.",
+        errors[0]["message"] if len(errors) == 1 else _("The request is not valid."),
         errors,
     )
 
 
 @api.exception_handler(PermissionDenied)
 def _forbidden(request, exc: PermissionDenied):
-    return _error(request, 403, str(exc) or "You may not do this.")
+    return _error(request, 403, str(exc) or _("You may not do this."))
 
 
 @api.exception_handler(Http404)
 def _not_found(request, exc: Http404):
-    return _error(request, 404, "Not found.")
+    return _error(request, 404, _("Not found."))
 
 
 @api.exception_handler(HttpError)
 def _http_error(request, exc: HttpError):
     detail = str(exc)
     if detail.startswith("Cannot parse request body"):
-        detail = "The body must be a JSON object (send Content-Type: application/json)."
+        detail = _("The body must be a JSON object (send Content-Type: application/json).")
     return _error(request, exc.status_code, detail, [{"field": None, "message": detail}])
 
 
@@ -118,7 +119,9 @@ def _remote_error(request, exc: CollectorError):
 @api.exception_handler(AuthenticationError)
 def _unauthorised(request, exc: AuthenticationError):
     return _error(
-        request, 401, "Authenticate: send 'Authorization: Bearer <token>' (POST /api/auth/token)."
+        request,
+        401,
+        _("Authenticate: send 'Authorization: Bearer <token>' (POST /api/auth/token)."),
     )
 
 

@@ -2,6 +2,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext as _
 from ninja import Field, Schema
 from ninja.pagination import LimitOffsetPagination
 from pydantic import AfterValidator
@@ -22,7 +23,7 @@ from investigations.choices import (
 def _no_nul(value: str) -> str:
     # PostgreSQL text cannot hold NUL; refuse it here with the field's name.
     if "\x00" in value:
-        raise ValueError("must not contain NUL characters")
+        raise ValueError(_("must not contain NUL characters"))
     return value
 
 
@@ -282,10 +283,18 @@ class EventOut(Schema):
     author: str | None
     details: dict
     created_at: datetime
+    edited_at: datetime | None = None
+    history: list = Field(default=[], description="earlier versions, oldest first")
 
     @staticmethod
     def resolve_author(obj) -> str | None:
         return obj.author.get_username() if obj.author else None
+
+
+class EventEdit(Schema):
+    occurred_at: Time | None = None
+    action: ActionValue | None = None
+    summary: Text | None = None
 
 
 class ErrorItem(Schema):
@@ -302,4 +311,4 @@ def reject_nulls(fields: dict, names) -> None:
     """A PATCH may leave these fields out, but not send them as null."""
     nulls = [name for name in names if name in fields and fields[name] is None]
     if nulls:
-        raise ValidationError({name: "This field cannot be null." for name in nulls})
+        raise ValidationError({name: _("This field cannot be null.") for name in nulls})

@@ -20,6 +20,15 @@ class TimelineEvent(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # A person's note or action may be edited or deleted by its author or a lead: the older
+    # versions stay in `history` (newest last: summary, occurred_at, action, edited_at, by),
+    # and a deleted entry stays in the database, out of every list.
+    edited_at = models.DateTimeField(null=True, blank=True)
+    history = models.JSONField(default=list, blank=True)
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    deleted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     class Meta:
         ordering = ["occurred_at", "id"]

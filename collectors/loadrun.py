@@ -70,6 +70,11 @@ def validate_url(url: str) -> str:
         port = 0
     if port == 0:
         raise ValueError("The port must be a number from 1 to 65535.")
+    if not hostname.startswith("[") and (
+        len(hostname) > 253 or any(not 0 < len(label) <= 63 for label in hostname.split("."))
+    ):
+        # DNS: at most 63 characters a label, 253 in all; no tool could resolve it.
+        raise ValueError("Enter an http:// or https:// URL with a host name.")
     if not url.isascii():
         raise ValueError(
             "Write other than ASCII characters encoded: the host name in punycode "

@@ -3,6 +3,7 @@
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
+from django.utils.translation import gettext_lazy as _
 
 from investigations.choices import Role
 from investigations.models import (
@@ -17,7 +18,11 @@ from investigations.models import (
     Team,
 )
 
-ROLE_NAMES = {Role.RESPONDER: "responders", Role.LEAD: "leads"}
+# What a member below the role is told: a whole sentence per role, for translation.
+ROLE_REFUSALS = {
+    Role.RESPONDER: _("Only responders of this team may do this."),
+    Role.LEAD: _("Only leads of this team may do this."),
+}
 
 
 def role_in_team(user, team_id: int) -> str | None:
@@ -31,9 +36,9 @@ def role_in_team(user, team_id: int) -> str | None:
 def require_role(user, team_id: int, role: str = Role.VIEWER) -> str:
     held = role_in_team(user, team_id)
     if held is None:
-        raise Http404("Not found.")
+        raise Http404(_("Not found."))
     if Role.rank(held) < Role.rank(role):
-        raise PermissionDenied(f"Only {ROLE_NAMES[role]} of this team may do this.")
+        raise PermissionDenied(ROLE_REFUSALS[role])
     return held
 
 
@@ -51,7 +56,7 @@ def _for_user(queryset, pk: int, user, role: str):
     """The object with this pk if the user holds `role` in its team, else 404 or 403."""
     obj = queryset.filter(pk=pk).first()
     if obj is None:
-        raise Http404("Not found.")
+        raise Http404(_("Not found."))
     obj.user_role = require_role(user, _team_id(obj), role)
     return obj
 

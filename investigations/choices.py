@@ -4,6 +4,8 @@ Badges are rendered by the `badge` template tag from `colour`; nothing else pick
 """
 
 from django.db import models
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 
 class ColouredChoices(models.TextChoices):
@@ -17,9 +19,9 @@ class ColouredChoices(models.TextChoices):
 
 
 class Role(ColouredChoices):
-    VIEWER = "viewer", "Viewer"
-    RESPONDER = "responder", "Responder"
-    LEAD = "lead", "Lead"
+    VIEWER = "viewer", _("Viewer")
+    RESPONDER = "responder", _("Responder")
+    LEAD = "lead", _("Lead")
 
     @classmethod
     def rank(cls, value: str) -> int:
@@ -31,10 +33,10 @@ class Role(ColouredChoices):
 
 
 class Status(ColouredChoices):
-    OPEN = "open", "Open"
-    MITIGATED = "mitigated", "Mitigated"
-    RESOLVED = "resolved", "Resolved"
-    CLOSED = "closed", "Closed"
+    OPEN = "open", _("Open")
+    MITIGATED = "mitigated", _("Mitigated")
+    RESOLVED = "resolved", _("Resolved")
+    CLOSED = "closed", _("Closed")
 
     @classmethod
     def _colours(cls):
@@ -52,10 +54,10 @@ def allowed_status_moves(current: str) -> list[str]:
 
 
 class Severity(ColouredChoices):
-    SEV1 = "sev1", "SEV1 critical"
-    SEV2 = "sev2", "SEV2 major"
-    SEV3 = "sev3", "SEV3 minor"
-    SEV4 = "sev4", "SEV4 low"
+    SEV1 = "sev1", _("SEV1 critical")
+    SEV2 = "sev2", _("SEV2 major")
+    SEV3 = "sev3", _("SEV3 minor")
+    SEV4 = "sev4", _("SEV4 low")
 
     @classmethod
     def _colours(cls):
@@ -63,8 +65,8 @@ class Severity(ColouredChoices):
 
 
 class Direction(models.TextChoices):
-    LOWER_IS_BETTER = "lower", "Lower is better (latency, time)"
-    HIGHER_IS_BETTER = "higher", "Higher is better (throughput, QPS)"
+    LOWER_IS_BETTER = "lower", _("Lower is better (latency, time)")
+    HIGHER_IS_BETTER = "higher", _("Higher is better (throughput, QPS)")
 
 
 class SideKey(models.TextChoices):
@@ -73,35 +75,35 @@ class SideKey(models.TextChoices):
 
 
 class SideKind(models.TextChoices):
-    BARE_METAL = "bare_metal", "Bare metal"
-    VM = "vm", "Virtual machine"
-    CONTAINER = "container", "Container"
-    MANAGED = "managed", "Managed service"
-    OTHER = "other", "Other"
+    BARE_METAL = "bare_metal", _("Bare metal")
+    VM = "vm", _("Virtual machine")
+    CONTAINER = "container", _("Container")
+    MANAGED = "managed", _("Managed service")
+    OTHER = "other", _("Other")
 
 
 class HostRole(models.TextChoices):
-    LOAD_GENERATOR = "load_generator", "Load generator"
-    LOAD_BALANCER = "load_balancer", "Load balancer"
-    GATEWAY = "gateway", "Gateway"
-    SERVICE = "service", "Service"
-    DATABASE = "database", "Database"
-    CACHE = "cache", "Cache"
-    MESSAGE_QUEUE = "message_queue", "Message queue"
-    OTHER = "other", "Other"
+    LOAD_GENERATOR = "load_generator", _("Load generator")
+    LOAD_BALANCER = "load_balancer", _("Load balancer")
+    GATEWAY = "gateway", _("Gateway")
+    SERVICE = "service", _("Service")
+    DATABASE = "database", _("Database")
+    CACHE = "cache", _("Cache")
+    MESSAGE_QUEUE = "message_queue", _("Message queue")
+    OTHER = "other", _("Other")
 
 
 class EventKind(ColouredChoices):
-    NOTE = "note", "Note"
-    ACTION = "action", "Action"
-    STATUS = "status", "Status change"
-    CHANGE = "change", "Edit"
-    ENVIRONMENT = "environment", "Environment"
-    COLLECTION = "collection", "Collection"
-    FINDING = "finding", "Finding"
-    PATH = "path", "Traffic path"
-    CHECKLIST = "checklist", "Checklist"
-    LADDER = "ladder", "Ladder"
+    NOTE = "note", _("Note")
+    ACTION = "action", _("Action")
+    STATUS = "status", _("Status change")
+    CHANGE = "change", _("Edit")
+    ENVIRONMENT = "environment", _("Environment")
+    COLLECTION = "collection", _("Collection")
+    FINDING = "finding", _("Finding")
+    PATH = "path", _("Traffic path")
+    CHECKLIST = "checklist", _("Checklist")
+    LADDER = "ladder", _("Ladder")
 
     @classmethod
     def _colours(cls):
@@ -124,20 +126,20 @@ MANUAL_EVENT_KINDS = [EventKind.NOTE, EventKind.ACTION]
 
 
 class ActionKind(models.TextChoices):
-    RATE_LIMIT = "rate_limit", "Rate limit"
-    RESTART = "restart", "Restart"
-    SCALE_OUT = "scale_out", "Scale out"
-    ROLLBACK = "rollback", "Roll back"
-    DEPLOY = "deploy", "Deploy"
-    FIX = "fix", "Fix"
-    OTHER = "other", "Other"
+    RATE_LIMIT = "rate_limit", _("Rate limit")
+    RESTART = "restart", _("Restart")
+    SCALE_OUT = "scale_out", _("Scale out")
+    ROLLBACK = "rollback", _("Roll back")
+    DEPLOY = "deploy", _("Deploy")
+    FIX = "fix", _("Fix")
+    OTHER = "other", _("Other")
 
 
 class DeliveryStatus(ColouredChoices):
-    PENDING = "pending", "Pending"
-    SENDING = "sending", "Sending"
-    DELIVERED = "delivered", "Delivered"
-    FAILED = "failed", "Failed"
+    PENDING = "pending", _("Pending")
+    SENDING = "sending", _("Sending")
+    DELIVERED = "delivered", _("Delivered")
+    FAILED = "failed", _("Failed")
 
     @classmethod
     def _colours(cls):
@@ -151,18 +153,18 @@ class DeliveryStatus(ColouredChoices):
 
 class HostTransport(models.TextChoices):
     SSH = "ssh", "SSH"
-    LOCAL = "local", "This machine (local transport)"
+    LOCAL = "local", _("This machine (local transport)")
 
 
 class CollectionKind(models.TextChoices):
-    FACTS = "facts", "Host facts"
+    FACTS = "facts", _("Host facts")
 
 
 class TargetStatus(ColouredChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    SUCCEEDED = "succeeded", "Succeeded"
-    FAILED = "failed", "Failed"
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
 
     @classmethod
     def _colours(cls):
@@ -170,15 +172,16 @@ class TargetStatus(ColouredChoices):
 
 
 ENDED_TARGET_STATUSES = [TargetStatus.SUCCEEDED, TargetStatus.FAILED]
-# What a target or a ladder side still running past its deadline ends with.
-OVERDUE_MESSAGE = "Gave up: no result within the time limit."
+# What a target or a ladder side still running past its deadline ends with: stored in
+# English, translated where it is shown ({% translate target.error %}).
+OVERDUE_MESSAGE = gettext_noop("Gave up: no result within the time limit.")
 
 
 class FindingSeverity(ColouredChoices):
-    HIGH = "high", "High"
-    MEDIUM = "medium", "Medium"
-    LOW = "low", "Low"
-    INFO = "info", "Info"
+    HIGH = "high", _("High")
+    MEDIUM = "medium", _("Medium")
+    LOW = "low", _("Low")
+    INFO = "info", _("Info")
 
     @classmethod
     def rank(cls, value: str) -> int:
@@ -190,10 +193,10 @@ class FindingSeverity(ColouredChoices):
 
 
 class FindingStatus(ColouredChoices):
-    OPEN = "open", "Open"
-    CONFIRMED = "confirmed", "Confirmed"
-    DISMISSED = "dismissed", "Dismissed"
-    RESOLVED = "resolved", "Resolved"
+    OPEN = "open", _("Open")
+    CONFIRMED = "confirmed", _("Confirmed")
+    DISMISSED = "dismissed", _("Dismissed")
+    RESOLVED = "resolved", _("Resolved")
 
     @classmethod
     def _colours(cls):
@@ -210,19 +213,19 @@ ACTIVE_FINDING_STATUSES = [FindingStatus.OPEN, FindingStatus.CONFIRMED]
 
 
 class PathNodeKind(models.TextChoices):
-    LOAD_GENERATOR = "load_generator", "Load generator"
+    LOAD_GENERATOR = "load_generator", _("Load generator")
     DNS = "dns", "DNS"
     CDN = "cdn", "CDN"
-    LOAD_BALANCER = "load_balancer", "Load balancer"
-    NAT = "nat", "Elastic IP / NAT"
-    GATEWAY = "gateway", "Gateway or ingress"
-    SERVICE = "service", "Service"
-    DATABASE = "database", "Database"
-    CACHE = "cache", "Cache"
-    MESSAGE_QUEUE = "message_queue", "Message queue"
-    OBJECT_STORAGE = "object_storage", "Object storage"
-    EXTERNAL_API = "external_api", "External API"
-    OTHER = "other", "Other"
+    LOAD_BALANCER = "load_balancer", _("Load balancer")
+    NAT = "nat", _("Elastic IP / NAT")
+    GATEWAY = "gateway", _("Gateway or ingress")
+    SERVICE = "service", _("Service")
+    DATABASE = "database", _("Database")
+    CACHE = "cache", _("Cache")
+    MESSAGE_QUEUE = "message_queue", _("Message queue")
+    OBJECT_STORAGE = "object_storage", _("Object storage")
+    EXTERNAL_API = "external_api", _("External API")
+    OTHER = "other", _("Other")
 
 
 class Protocol(models.TextChoices):
@@ -234,19 +237,19 @@ class Protocol(models.TextChoices):
     POSTGRESQL = "postgresql", "PostgreSQL"
     REDIS = "redis", "Redis"
     AMQP = "amqp", "AMQP"
-    OTHER = "other", "Other"
+    OTHER = "other", _("Other")
 
 
 class ConnectionReuse(models.TextChoices):
-    LONG_LIVED = "long_lived", "Long-lived"
-    SHORT_LIVED = "short_lived", "Short-lived"
-    UNKNOWN = "unknown", "Unknown"
+    LONG_LIVED = "long_lived", _("Long-lived")
+    SHORT_LIVED = "short_lived", _("Short-lived")
+    UNKNOWN = "unknown", _("Unknown")
 
 
 class NodeState(ColouredChoices):
-    NOT_CHECKED = "not_checked", "Not checked"
-    RULED_OUT = "ruled_out", "Ruled out"
-    SUSPECT = "suspect", "Suspect"
+    NOT_CHECKED = "not_checked", _("Not checked")
+    RULED_OUT = "ruled_out", _("Ruled out")
+    SUSPECT = "suspect", _("Suspect")
 
     @classmethod
     def _colours(cls):
@@ -254,10 +257,10 @@ class NodeState(ColouredChoices):
 
 
 class ItemStatus(ColouredChoices):
-    TODO = "todo", "To do"
-    IN_PROGRESS = "in_progress", "In progress"
-    DONE = "done", "Done"
-    NOT_APPLICABLE = "not_applicable", "Not applicable"
+    TODO = "todo", _("To do")
+    IN_PROGRESS = "in_progress", _("In progress")
+    DONE = "done", _("Done")
+    NOT_APPLICABLE = "not_applicable", _("Not applicable")
 
     @classmethod
     def _colours(cls):
@@ -281,8 +284,8 @@ class LoadTool(models.TextChoices):
 
 
 class LoadKind(models.TextChoices):
-    CONCURRENCY = "concurrency", "concurrent connections"
-    RATE = "rate", "requests/s"
+    CONCURRENCY = "concurrency", _("concurrent connections")
+    RATE = "rate", _("requests/s")
 
 
 # The tools that hold a request rate (an open model) rather than a number of connections.
@@ -290,12 +293,12 @@ RATE_TOOLS = [LoadTool.HEY, LoadTool.K6]
 
 
 class LadderStatus(ColouredChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    COMPLETED = "completed", "Completed"
-    CANCELLED = "cancelled", "Cancelled"
-    FAILED = "failed", "Failed"
-    IMPORTED = "imported", "Imported"
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    COMPLETED = "completed", _("Completed")
+    CANCELLED = "cancelled", _("Cancelled")
+    FAILED = "failed", _("Failed")
+    IMPORTED = "imported", _("Imported")
 
     @classmethod
     def _colours(cls):
@@ -318,11 +321,11 @@ ENDED_LADDER_STATUSES = [
 
 
 class ImportFormat(models.TextChoices):
-    WRK = "wrk", "wrk text"
-    WRK2 = "wrk2", "wrk2 text"
-    HEY = "hey", "hey text"
-    AB = "ab", "ab text"
-    K6_JSON = "k6-json", "k6 JSON summary"
-    K6_TEXT = "k6-text", "k6 text summary"
-    JMETER_CSV = "jmeter-csv", "JMeter CSV results (JTL)"
-    LOCUST_CSV = "locust-csv", "Locust stats history CSV"
+    WRK = "wrk", _("wrk text")
+    WRK2 = "wrk2", _("wrk2 text")
+    HEY = "hey", _("hey text")
+    AB = "ab", _("ab text")
+    K6_JSON = "k6-json", _("k6 JSON summary")
+    K6_TEXT = "k6-text", _("k6 text summary")
+    JMETER_CSV = "jmeter-csv", _("JMeter CSV results (JTL)")
+    LOCUST_CSV = "locust-csv", _("Locust stats history CSV")

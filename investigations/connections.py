@@ -4,6 +4,7 @@ from functools import partial
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy as _
 
 from collectors.errors import CollectorError
 from collectors.local import LocalConnection
@@ -20,7 +21,9 @@ class NotConfigured(CollectorError):
 def endpoint_for(host: Host, *, depth: int = 0) -> Endpoint:
     """The host's connection settings, its credential decrypted, its jump host followed."""
     if host.credential is None:
-        raise NotConfigured(f"{host.name} has no credential: choose one on the host's page.")
+        raise NotConfigured(
+            _("%(host)s has no credential: choose one on the host's page.") % {"host": host.name}
+        )
     try:
         private_key = unseal(host.credential.encrypted_private_key)
         passphrase = (
@@ -57,8 +60,11 @@ def connector_for(host: Host):
     if host.transport == HostTransport.LOCAL:
         if not settings.LOCAL_TRANSPORT:
             raise NotConfigured(
-                f"{host.name} uses the local transport, which is off "
-                "(PERFCASE_LOCAL_TRANSPORT=1 turns it on)."
+                _(
+                    "%(host)s uses the local transport, which is off "
+                    "(PERFCASE_LOCAL_TRANSPORT=1 turns it on)."
+                )
+                % {"host": host.name}
             )
         return partial(LocalConnection, host.name)
     return partial(Connection, endpoint_for(host))
@@ -72,9 +78,9 @@ def open_connection(host: Host):
 def unready_reason(host: Host) -> str | None:
     """Why a collection from this host would fail before it starts, or None."""
     if host.transport == HostTransport.LOCAL:
-        return None if settings.LOCAL_TRANSPORT else "the local transport is off"
+        return None if settings.LOCAL_TRANSPORT else _("the local transport is off")
     if host.credential_id is None:
-        return "no credential"
+        return _("no credential")
     if not host.host_key_fingerprint:
-        return "host key not trusted yet"
+        return _("host key not trusted yet")
     return None

@@ -44,6 +44,12 @@ urlpatterns = [
         name="member_delete",
     ),
     path("investigations/<int:pk>/timeline/", timeline.timeline, name="timeline"),
+    path("timeline/<int:pk>/edit/", timeline.timeline_entry_edit_view, name="timeline_entry_edit"),
+    path(
+        "timeline/<int:pk>/delete/",
+        timeline.timeline_entry_delete_view,
+        name="timeline_entry_delete",
+    ),
     path(
         "investigations/<int:pk>/collections/",
         collections.collection_new,
@@ -99,5 +105,6 @@ urlpatterns = [
     path("credentials/", inventory.credential_list, name="credential_list"),
     path("credentials/<int:pk>/delete/", inventory.credential_remove, name="credential_remove"),
     path("profile/", accounts.profile, name="profile"),
+    path("language/", accounts.language_set, name="language_set"),
     path("profile/tokens/<int:pk>/revoke/", accounts.token_revoke, name="token_revoke"),
 ]

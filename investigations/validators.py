@@ -4,6 +4,7 @@ import ipaddress
 import re
 
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 _HOST_LABEL = re.compile(r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$")
 _USERNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
@@ -21,7 +22,7 @@ def normalise_address(value: str) -> str:
     except ValueError:
         pass
     if bracketed:
-        raise ValidationError("Only an IPv6 address goes in brackets.", code="invalid_address")
+        raise ValidationError(_("Only an IPv6 address goes in brackets."), code="invalid_address")
     name = text.rstrip(".")
     labels = name.split(".")
     if (
@@ -31,7 +32,7 @@ def normalise_address(value: str) -> str:
         or labels[-1].isdigit()
     ):
         raise ValidationError(
-            "Enter a host name (letters, digits, hyphens and dots), an IPv4 or an IPv6 address.",
+            _("Enter a host name (letters, digits, hyphens and dots), an IPv4 or an IPv6 address."),
             code="invalid_address",
         )
     return name.lower()
@@ -40,7 +41,9 @@ def normalise_address(value: str) -> str:
 def validate_username(value: str) -> None:
     if not _USERNAME.match(value):
         raise ValidationError(
-            "Enter a Unix user name: a letter or _ then letters, digits, '.', '_' or '-' "
-            "(at most 32).",
+            _(
+                "Enter a Unix user name: a letter or _ then letters, digits, '.', '_' or '-' "
+                "(at most 32)."
+            ),
             code="invalid_username",
         )

@@ -49,7 +49,7 @@ from investigations.forms.teams import (
     TeamForm,
     WebhookForm,
 )
-from investigations.forms.timeline import TimelineEntryForm
+from investigations.forms.timeline import TimelineEditForm, TimelineEntryForm
 from investigations.forms.tokens import ApiTokenForm
 
 __all__ = [
@@ -84,6 +84,7 @@ __all__ = [
     "SideForm",
     "StatusForm",
     "TeamForm",
+    "TimelineEditForm",
     "TimelineEntryForm",
     "WebhookForm",
 ]

@@ -1,7 +1,9 @@
 """Forms of an investigation and its sides."""
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
+from investigations import limits
 from investigations.choices import Direction, Severity, SideKind
 from investigations.forms.fields import MinuteDateTimeField
 from investigations.services.investigations import EDITABLE_FIELDS
@@ -12,32 +14,51 @@ def _datetime_field(label: str) -> forms.DateTimeField:
 
 
 class InvestigationForm(forms.Form):
-    title = forms.CharField(widget=forms.TextInput(attrs={"autofocus": True}))
-    severity = forms.ChoiceField(choices=Severity.choices, initial=Severity.SEV3)
-    tags = forms.CharField(required=False, help_text="Comma-separated, e.g. cpu, kernel, tls")
+    MAX_LENGTHS = {
+        "title": limits.TITLE,
+        "symptom_metric": limits.SHORT,
+        "symptom_load": limits.SHORT,
+        "notes": limits.NOTES,
+        "side_a_label": limits.SHORT,
+        "side_b_label": limits.SHORT,
+    }
+
+    title = forms.CharField(label=_("Title"), widget=forms.TextInput(attrs={"autofocus": True}))
+    severity = forms.ChoiceField(
+        choices=Severity.choices, initial=Severity.SEV3, label=_("Severity")
+    )
+    tags = forms.CharField(
+        required=False, label=_("Tags"), help_text=_("Comma-separated, e.g. cpu, kernel, tls")
+    )
     symptom_metric = forms.CharField(
-        required=False, label="Metric", help_text="e.g. average latency, TPS, p99"
+        required=False, label=_("Metric"), help_text=_("e.g. average latency, TPS, p99")
     )
-    symptom_unit = forms.CharField(required=False, label="Unit", max_length=64)
+    symptom_unit = forms.CharField(required=False, label=_("Unit"), max_length=64)
     symptom_load = forms.CharField(
-        required=False, label="Under what load", help_text="e.g. 500 concurrent users"
+        required=False, label=_("Under what load"), help_text=_("e.g. 500 concurrent users")
     )
-    symptom_value_a = forms.FloatField(required=False, label="Value on side A")
-    symptom_value_b = forms.FloatField(required=False, label="Value on side B")
+    symptom_value_a = forms.FloatField(required=False, label=_("Value on side A"))
+    symptom_value_b = forms.FloatField(required=False, label=_("Value on side B"))
     symptom_direction = forms.ChoiceField(
-        choices=Direction.choices, initial=Direction.LOWER_IS_BETTER, label="Direction"
+        choices=Direction.choices, initial=Direction.LOWER_IS_BETTER, label=_("Direction")
     )
-    started_at = _datetime_field("Impact started")
-    detected_at = _datetime_field("Detected")
-    mitigated_at = _datetime_field("Mitigated")
-    resolved_at = _datetime_field("Resolved")
-    lead = forms.ModelChoiceField(queryset=None, required=False)
-    notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}))
+    started_at = _datetime_field(_("Impact started"))
+    detected_at = _datetime_field(_("Detected"))
+    mitigated_at = _datetime_field(_("Mitigated"))
+    resolved_at = _datetime_field(_("Resolved"))
+    lead = forms.ModelChoiceField(queryset=None, required=False, label=_("Lead"))
+    notes = forms.CharField(
+        required=False, label=_("Notes"), widget=forms.Textarea(attrs={"rows": 5})
+    )
 
     def __init__(self, *args, members, **kwargs):
         super().__init__(*args, **kwargs)
+        # The browser stops at the limits the services enforce (investigations/limits.py).
+        for name, limit in self.MAX_LENGTHS.items():
+            if name in self.fields:
+                self.fields[name].widget.attrs["maxlength"] = limit
         self.fields["lead"].queryset = members
-        self.fields["lead"].empty_label = "No lead"
+        self.fields["lead"].empty_label = _("No lead")
         self.fields["lead"].label_from_instance = lambda user: user.get_username()
 
     def service_fields(self, *, changed_only: bool = False) -> dict:
@@ -51,18 +72,20 @@ class InvestigationForm(forms.Form):
 
 
 class InvestigationCreateForm(InvestigationForm):
-    team = forms.ModelChoiceField(queryset=None, empty_label=None)
-    side_a_label = forms.CharField(label="Side A label", initial="A", help_text="e.g. ours, VM")
-    side_a_kind = forms.ChoiceField(label="Side A kind", choices=SideKind.choices)
-    side_b_label = forms.CharField(label="Side B label", initial="B", help_text="e.g. theirs")
-    side_b_kind = forms.ChoiceField(label="Side B kind", choices=SideKind.choices)
+    team = forms.ModelChoiceField(queryset=None, empty_label=None, label=_("Team"))
+    side_a_label = forms.CharField(
+        label=_("Side A label"), initial="A", help_text=_("e.g. ours, VM")
+    )
+    side_a_kind = forms.ChoiceField(label=_("Side A kind"), choices=SideKind.choices)
+    side_b_label = forms.CharField(label=_("Side B label"), initial="B", help_text=_("e.g. theirs"))
+    side_b_kind = forms.ChoiceField(label=_("Side B kind"), choices=SideKind.choices)
 
     field_order = ["team", "title"]
 
     def __init__(self, *args, teams, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["team"].queryset = teams
-        self.fields["lead"].empty_label = "Me"
+        self.fields["lead"].empty_label = _("Me")
 
 
 class StatusForm(forms.Form):
@@ -70,5 +93,7 @@ class StatusForm(forms.Form):
 
 
 class SideForm(forms.Form):
-    label = forms.CharField()
-    kind = forms.ChoiceField(choices=SideKind.choices)
+    label = forms.CharField(
+        label=_("Label"), widget=forms.TextInput(attrs={"maxlength": limits.SHORT})
+    )
+    kind = forms.ChoiceField(choices=SideKind.choices, label=_("Kind"))

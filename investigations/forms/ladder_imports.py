@@ -1,6 +1,7 @@
 """The form of load-test results imported from files."""
 
 from django import forms
+from django.utils.translation import gettext_lazy as _
 
 from investigations.choices import ImportFormat
 
@@ -25,19 +26,22 @@ class MultipleFileField(forms.FileField):
 class ImportForm(forms.Form):
     prefix = "import"
 
-    side = forms.ChoiceField(choices=[("a", "A"), ("b", "B")])
-    format = forms.ChoiceField(choices=ImportFormat.choices)
+    side = forms.ChoiceField(choices=[("a", "A"), ("b", "B")], label=_("Side"))
+    format = forms.ChoiceField(choices=ImportFormat.choices, label=_("Format"))
     file = MultipleFileField(
-        label="Files", help_text="One file per run; several runs at different loads make steps."
+        label=_("Files"),
+        help_text=_("One file per run; several runs at different loads make steps."),
     )
     load = forms.FloatField(
         required=False,
         min_value=0.001,
-        label="Load",
-        help_text="Only for hey (its -c) and wrk2 (its -R) when the file lacks the command line.",
+        label=_("Load"),
+        help_text=_(
+            "Only for hey (its -c) and wrk2 (its -R) when the file lacks the command line."
+        ),
     )
     ladder = forms.ModelChoiceField(
-        queryset=None, required=False, empty_label="a new ladder", label="Onto"
+        queryset=None, required=False, empty_label=_("a new ladder"), label=_("Onto")
     )
 
     def __init__(self, *args, ladders, **kwargs):

@@ -2,44 +2,48 @@
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from investigations.choices import LoadKind, LoadTool
 
 
 def parse_steps(text: str) -> list[int]:
+    # Signs are read, so that "-5" is refused for what it is (a load below 1), not as text.
     words = [w for w in text.replace(",", " ").split() if w]
-    if not words or not all(w.isdigit() for w in words):
-        raise ValidationError("Give the loads as whole numbers, e.g. 10, 20, 50, 100.")
+    if not words or not all(w.removeprefix("-").isdigit() and w.isascii() for w in words):
+        raise ValidationError(_("Give the loads as whole numbers, e.g. 10, 20, 50, 100."))
     return [int(w) for w in words]
 
 
 class LadderForm(forms.Form):
     prefix = "ladder"
 
-    side_a_url = forms.CharField(label="URL on side A", help_text="http:// or https://")
-    side_b_url = forms.CharField(label="URL on side B")
-    steps = forms.CharField(initial="10, 20, 50, 100, 200", help_text="The load of each step")
+    side_a_url = forms.CharField(label=_("URL on side A"), help_text="http:// or https://")
+    side_b_url = forms.CharField(label=_("URL on side B"))
+    steps = forms.CharField(
+        initial="10, 20, 50, 100, 200", label=_("Steps"), help_text=_("The load of each step")
+    )
     load_kind = forms.TypedChoiceField(
         choices=LoadKind.choices,
         required=False,
         empty_value=LoadKind.CONCURRENCY,
         initial=LoadKind.CONCURRENCY,
-        label="Load is",
-        help_text="requests/s: hey or k6 hold the rate whatever the latency",
+        label=_("Load is"),
+        help_text=_("requests/s: hey or k6 hold the rate whatever the latency"),
     )
     step_seconds = forms.IntegerField(
-        initial=30, min_value=1, max_value=600, label="Seconds a step"
+        initial=30, min_value=1, max_value=600, label=_("Seconds a step")
     )
     warmup_seconds = forms.IntegerField(
-        initial=5, min_value=0, max_value=300, label="Warm-up seconds"
+        initial=5, min_value=0, max_value=300, label=_("Warm-up seconds")
     )
-    tool = forms.ChoiceField(choices=LoadTool.choices, initial=LoadTool.WRK)
+    tool = forms.ChoiceField(choices=LoadTool.choices, initial=LoadTool.WRK, label=_("Tool"))
     stop_error_rate = forms.FloatField(
-        initial=5, min_value=0.01, max_value=100, label="Stop above errors (%)"
+        initial=5, min_value=0.01, max_value=100, label=_("Stop above errors (%)")
     )
-    stop_p99_ms = forms.FloatField(required=False, min_value=0.001, label="Stop above p99 (ms)")
+    stop_p99_ms = forms.FloatField(required=False, min_value=0.001, label=_("Stop above p99 (ms)"))
     margin = forms.FloatField(
-        initial=20, min_value=1, max_value=99, label="Sides differ beyond (%)"
+        initial=20, min_value=1, max_value=99, label=_("Sides differ beyond (%)")
     )
 
     def clean_steps(self) -> list[int]:

@@ -2,6 +2,7 @@
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from investigations.choices import ConnectionReuse, NodeState, PathNodeKind, Protocol
 
@@ -15,7 +16,7 @@ def parse_values(text: str) -> dict[str, str]:
         separator = ":" if ":" in line else "="
         key, found, value = line.partition(separator)
         if not found or not key.strip():
-            raise ValidationError(f"Line {number}: write 'key: value'.")
+            raise ValidationError(_("Line %(number)s: write 'key: value'.") % {"number": number})
         values[key.strip()] = value.strip()
     return values
 
@@ -28,7 +29,7 @@ class PathTextForm(forms.Form):
     prefix = "path"
 
     text = forms.CharField(
-        label="Path in one line",
+        label=_("Path in one line"),
         widget=forms.TextInput(
             attrs={"placeholder": "loadgen -> lb -> gateway -> app -[mysql:3306]-> db:mysql"}
         ),
@@ -38,30 +39,32 @@ class PathTextForm(forms.Form):
 class PathNodeForm(forms.Form):
     prefix = "node"
 
-    kind = forms.ChoiceField(choices=PathNodeKind.choices, initial=PathNodeKind.SERVICE)
-    label = forms.CharField()
+    kind = forms.ChoiceField(
+        choices=PathNodeKind.choices, initial=PathNodeKind.SERVICE, label=_("Kind")
+    )
+    label = forms.CharField(label=_("Label"))
 
 
 class PathNodeEditForm(PathNodeForm):
     prefix = "spec"
 
     spec_a = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Side A"
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), label=_("Side A")
     )
     spec_b = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Side B"
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), label=_("Side B")
     )
     values_a = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
-        label="Values on A",
-        help_text="One 'key: value' per line, e.g. new conn/s: 50k",
+        label=_("Values on A"),
+        help_text=_("One 'key: value' per line, e.g. new conn/s: 50k"),
     )
     values_b = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 3}), label="Values on B"
+        required=False, widget=forms.Textarea(attrs={"rows": 3}), label=_("Values on B")
     )
-    hosts_a = forms.ModelMultipleChoiceField(queryset=None, required=False, label="Hosts on A")
-    hosts_b = forms.ModelMultipleChoiceField(queryset=None, required=False, label="Hosts on B")
+    hosts_a = forms.ModelMultipleChoiceField(queryset=None, required=False, label=_("Hosts on A"))
+    hosts_b = forms.ModelMultipleChoiceField(queryset=None, required=False, label=_("Hosts on B"))
 
     def __init__(self, *args, hosts, **kwargs):
         super().__init__(*args, **kwargs)
@@ -78,13 +81,13 @@ class PathNodeEditForm(PathNodeForm):
 class PathNodeStateForm(forms.Form):
     prefix = "state"
 
-    state = forms.ChoiceField(choices=NodeState.choices)
+    state = forms.ChoiceField(choices=NodeState.choices, label=_("State"))
     note = forms.CharField(
-        required=False, widget=forms.Textarea(attrs={"rows": 2}), label="Evidence"
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), label=_("Evidence")
     )
-    link = forms.URLField(required=False, assume_scheme="https")
-    file = forms.FileField(required=False)
-    collection = forms.ModelChoiceField(queryset=None, required=False)
+    link = forms.URLField(required=False, assume_scheme="https", label=_("Link"))
+    file = forms.FileField(required=False, label=_("File"))
+    collection = forms.ModelChoiceField(queryset=None, required=False, label=_("Collection"))
 
     def __init__(self, *args, collections, **kwargs):
         super().__init__(*args, **kwargs)
@@ -94,12 +97,16 @@ class PathNodeStateForm(forms.Form):
 class PathEdgeForm(forms.Form):
     prefix = "edge"
 
-    source = forms.ModelChoiceField(queryset=None, label="From")
-    target = forms.ModelChoiceField(queryset=None, label="To")
-    protocol = forms.ChoiceField(choices=Protocol.choices, initial=Protocol.HTTP)
-    port = forms.IntegerField(required=False, min_value=1, max_value=65535)
+    source = forms.ModelChoiceField(queryset=None, label=_("From"))
+    target = forms.ModelChoiceField(queryset=None, label=_("To"))
+    protocol = forms.ChoiceField(
+        choices=Protocol.choices, initial=Protocol.HTTP, label=_("Protocol")
+    )
+    port = forms.IntegerField(required=False, min_value=1, max_value=65535, label=_("Port"))
     tls = forms.BooleanField(required=False, label="TLS")
-    reuse = forms.ChoiceField(choices=ConnectionReuse.choices, initial=ConnectionReuse.UNKNOWN)
+    reuse = forms.ChoiceField(
+        choices=ConnectionReuse.choices, initial=ConnectionReuse.UNKNOWN, label=_("Reuse")
+    )
 
     def __init__(self, *args, nodes, **kwargs):
         super().__init__(*args, **kwargs)

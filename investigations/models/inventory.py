@@ -1,5 +1,6 @@
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext
 
 from investigations.choices import HostRole, HostTransport
 
@@ -77,6 +78,13 @@ class Host(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def reach(self) -> str:
+        """How the host is reached, as people read it: user@address:port, or this machine."""
+        if self.transport == HostTransport.LOCAL:
+            return gettext("this machine")
+        return f"{self.username}@{self.address}:{self.port}"
 
 
 class EnvironmentMember(models.Model):

@@ -188,7 +188,9 @@ class StepRun:
             ladder_side=side,
             index=index,
             result=result,
-            planned_at=planned,
+            # The measured load was planned to begin once the warm-up was over: lateness is
+            # counted from there, not from the warm-up's start.
+            planned_at=planned + timedelta(seconds=ladder.warmup_seconds),
             started_at=began,
             raw_output=output,
             samples=_samples(sampling, ladder.step_seconds + 25),

@@ -2,6 +2,7 @@
 pages do not run hidden queries. Everything is re-exported here: import from
 `investigations.selectors`."""
 
+from investigations.selectors.accounts import user_language
 from investigations.selectors.checklist import (
     checklist_item_by_key,
     checklist_item_get,
@@ -81,8 +82,11 @@ from investigations.selectors.teams import (
     users_of_teams,
 )
 from investigations.selectors.timeline import (
+    STORY,
+    timeline_event_get,
     timeline_events,
     timeline_version,
+    timeline_with_milestones,
 )
 from investigations.selectors.tokens import (
     api_token_get,
@@ -91,6 +95,7 @@ from investigations.selectors.tokens import (
 from investigations.selectors.webhooks import recent_deliveries
 
 __all__ = [
+    "user_language",
     "api_token_get",
     "api_tokens_for",
     "checklist_item_by_key",
@@ -156,6 +161,9 @@ __all__ = [
     "teams_for_user",
     "teams_with_role",
     "timeline_events",
+    "STORY",
+    "timeline_event_get",
+    "timeline_with_milestones",
     "timeline_version",
     "users_of_teams",
 ]

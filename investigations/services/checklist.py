@@ -14,12 +14,21 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext_lazy as _
 
+from investigations import limits
 from investigations.access import role_in_team
-from investigations.choices import EventKind, FindingStatus, ItemStatus, LadderStatus, NodeState
+from investigations.choices import (
+    EventKind,
+    FindingStatus,
+    HostRole,
+    ItemStatus,
+    LadderStatus,
+    NodeState,
+)
 from investigations.models import ChecklistItem, Investigation
 from investigations.selectors import fact_pairs
-from investigations.services.timeline import timeline_event_log
+from investigations.services.timeline import in_english, timeline_event_log
 
 
 @dataclass(frozen=True)
@@ -32,65 +41,80 @@ class Step:
 METHOD = [
     Step(
         "symptom",
-        "State the symptom exactly",
-        "Name the metric, the load under which it was measured and its value on each side: "
-        "'p99 1445 ms on A, 557 ms on B at 500 concurrent users', not 'A is slow'.",
+        _("State the symptom exactly"),
+        _(
+            "Name the metric, the load under which it was measured and its value on each "
+            "side: 'p99 1445 ms on A, 557 ms on B at 500 concurrent users', not 'A is slow'."
+        ),
     ),
     Step(
         "path",
-        "Draw the traffic path",
-        "Every hop on both sides, from the load generator to the deepest dependency: entry "
-        "points and their sizes, the service and its limits, databases and middleware.",
+        _("Draw the traffic path"),
+        _(
+            "Every hop on both sides, from the load generator to the deepest dependency: "
+            "entry points and their sizes, the service and its limits, databases and "
+            "middleware."
+        ),
     ),
     Step(
         "pairs",
-        "Pair the environments",
-        "Place the hosts of each role on both sides, so that like compares with like.",
+        _("Pair the environments"),
+        _("Place the hosts of each role on both sides, so that like compares with like."),
     ),
     Step(
         "sides_match",
-        "Confirm the sides match",
-        "Host facts from both hosts of every pair; deployment files, the image and the "
-        "checksums of the packages inside it; configuration. Every finding reviewed.",
+        _("Confirm the sides match"),
+        _(
+            "Host facts from both hosts of every pair; deployment files, the image and the "
+            "checksums of the packages inside it; configuration. Every finding reviewed."
+        ),
     ),
     Step(
         "rule_out_path",
-        "Rule out the path",
-        "Mark each hop ruled out or suspect: new-connection rate and bandwidth of the load "
-        "balancer, gateway CPU, SNAT, the saturation of each dependency.",
+        _("Rule out the path"),
+        _(
+            "Mark each hop ruled out or suspect: new-connection rate and bandwidth of the "
+            "load balancer, gateway CPU, SNAT, the saturation of each dependency."
+        ),
     ),
     Step(
         "ladder",
-        "Ladder load test to the knee",
-        "Step the load up on both sides together and find the step where they begin to "
-        "differ: the knee. Evidence is clearest there.",
+        _("Ladder load test to the knee"),
+        _(
+            "Step the load up on both sides together and find the step where they begin to "
+            "differ: the knee. Evidence is clearest there."
+        ),
     ),
     Step(
         "host_at_knee",
-        "Look at the host at the knee",
-        "CPU by type, run queue, context switches, interrupts and thread counts on both sides "
-        "at the knee load.",
+        _("Look at the host at the knee"),
+        _(
+            "CPU by type, run queue, context switches, interrupts and thread counts on both "
+            "sides at the knee load."
+        ),
     ),
     Step(
         "packets_at_knee",
-        "Capture packets at the knee",
-        "Per-connection timing on both sides: who waits, how long, and how many connections "
-        "are opened.",
+        _("Capture packets at the knee"),
+        _(
+            "Per-connection timing on both sides: who waits, how long, and how many "
+            "connections are opened."
+        ),
     ),
     Step(
         "profile_at_knee",
-        "Profile the CPU at the knee",
-        "Record CPU profiles on both sides and compare the hot paths.",
+        _("Profile the CPU at the knee"),
+        _("Record CPU profiles on both sides and compare the hot paths."),
     ),
     Step(
         "root_cause",
-        "Name the root cause and verify the fix",
-        "Fix it, then run the same ladder again: the gap must be gone.",
+        _("Name the root cause and verify the fix"),
+        _("Fix it, then run the same ladder again: the gap must be gone."),
     ),
     Step(
         "write_up",
-        "Write it up",
-        "The timeline, the root cause, and the alert that would have caught it earlier.",
+        _("Write it up"),
+        _("The timeline, the root cause, and the alert that would have caught it earlier."),
     ),
 ]
 
@@ -101,8 +125,8 @@ def checklist_create_defaults(*, investigation: Investigation) -> None:
             ChecklistItem(
                 investigation=investigation,
                 key=step.key,
-                title=step.title,
-                description=step.description,
+                title=in_english(step.title),
+                description=in_english(step.description),
                 position=(index + 1) * 10,
             )
             for index, step in enumerate(METHOD)
@@ -127,12 +151,33 @@ def _path(investigation: Investigation) -> str | None:
     return f"{len(joined)} nodes joined by {len(edges)} edge{'s' if len(edges) != 1 else ''}"
 
 
-def _pairs(investigation: Investigation) -> str | None:
+@dataclass(frozen=True)
+class Missing:
+    """No evidence, and why: what the timeline says when a done step reopens."""
+
+    reason: str
+
+    def __bool__(self) -> bool:
+        return False
+
+
+def _pairs(investigation: Investigation) -> str | Missing:
     roles: dict[str, set[str]] = {}
     for role, side in investigation.members.values_list("role", "side__key"):
         roles.setdefault(role, set()).add(side)
-    if not roles or any(sides != {"a", "b"} for sides in roles.values()):
-        return None
+    if not roles:
+        return Missing("no host is placed on the sides")
+    alone = sorted(
+        (in_english(HostRole(role).label), next(iter(sides)).upper())
+        for role, sides in roles.items()
+        if sides != {"a", "b"}
+    )
+    if alone:
+        return Missing(
+            "; ".join(
+                f"{role} has a host on side {side} only, none on the other" for role, side in alone
+            )
+        )
     return f"{len(roles)} role{'s' if len(roles) > 1 else ''} present on both sides"
 
 
@@ -216,7 +261,10 @@ def checklist_refresh(*, investigation: Investigation) -> None:
                 None,
             )
             item.save(update_fields=["status", "auto", "evidence", "completed_at", "updated_at"])
-            _log(item, f"Checklist: '{item.title}' reopened, its evidence is gone")
+            why = (
+                evidence.reason if isinstance(evidence, Missing) else "its evidence no longer holds"
+            )
+            _log(item, f"Checklist: '{item.title}' reopened: {why}")
 
 
 def _log(item: ChecklistItem, summary: str, user=None, **details) -> None:
@@ -237,7 +285,9 @@ def assignee_named(*, username: str | None):
         return None
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
-        raise ValidationError({"assignee": f"There is no user named {username!r}."})
+        raise ValidationError(
+            {"assignee": _("There is no user named %(name)s.") % {"name": repr(username)}}
+        )
     return user
 
 
@@ -260,14 +310,18 @@ def checklist_item_update(
     )
     errors = {}
     if status is not None and status not in ItemStatus.values:
-        errors["status"] = f"Choose one of: {', '.join(ItemStatus.values)}."
+        errors["status"] = _("Choose one of: %(choices)s.") % {
+            "choices": ", ".join(ItemStatus.values)
+        }
     reason = item.na_reason if na_reason is None else na_reason.strip()
     if status == ItemStatus.NOT_APPLICABLE and not reason:
-        errors["na_reason"] = "Say why this step does not apply."
+        errors["na_reason"] = _("Say why this step does not apply.")
     if assignee not in (..., None) and role_in_team(assignee, item.investigation.team_id) is None:
-        errors["assignee"] = "Assign a member of the investigation's team."
-    if notes is not None and len(notes) > 100_000:
-        errors["notes"] = "Keep it under 100,000 characters."
+        errors["assignee"] = _("Assign a member of the investigation's team.")
+    if notes is not None and (problem := limits.too_long(notes, limits.ENTRY)):
+        errors["notes"] = problem
+    if problem := limits.too_long(reason, limits.REASON):
+        errors["na_reason"] = problem
     if errors:
         raise ValidationError(errors)
     if notes is not None:
@@ -286,7 +340,7 @@ def checklist_item_update(
         # Set by hand, so no longer the evidence's doing.
         item.auto = False
         item.completed_at = timezone.now() if status == ItemStatus.DONE else None
-        label = ItemStatus(status).label.lower()
+        label = in_english(ItemStatus(status).label).lower()
         why = f": {item.na_reason}" if status == ItemStatus.NOT_APPLICABLE else ""
         _log(item, f"Checklist: '{item.title}' {label}{why}", user, old=old, new=status)
     item.save()
@@ -298,9 +352,9 @@ def checklist_item_add(*, investigation: Investigation, user, title: str) -> Che
     """A team's own step, added to the end of this investigation's checklist."""
     title = " ".join(title.split())
     if not title:
-        raise ValidationError({"title": "Write what the step is."})
-    if len(title) > 500:
-        raise ValidationError({"title": "Keep a step's title under 500 characters."})
+        raise ValidationError({"title": _("Write what the step is.")})
+    if problem := limits.too_long(title, limits.TITLE):
+        raise ValidationError({"title": problem})
     base = slugify(title)[:40] or "step"
     key, number = f"custom-{base}", 1
     while investigation.checklist.filter(key=key).exists():

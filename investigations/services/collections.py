@@ -16,6 +16,7 @@ from django.core.files import File
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from investigations.choices import (
     ENDED_TARGET_STATUSES,
@@ -32,7 +33,7 @@ from investigations.models import (
     Investigation,
 )
 from investigations.runs import plan_for
-from investigations.services.timeline import timeline_event_log
+from investigations.services.timeline import in_english, timeline_event_log
 
 # A target whose worker stopped this many times (killed, restarted) is given up.
 MAX_CLAIMS = 3
@@ -57,7 +58,8 @@ def collection_request(
     """Create the collection and its targets, log it, and enqueue the one task that runs
     them all at once."""
     if kind not in CollectionKind.values:
-        raise ValidationError({"kind": f"Choose one of: {', '.join(CollectionKind.values)}."})
+        choices = ", ".join(CollectionKind.values)
+        raise ValidationError({"kind": _("Choose one of: %(choices)s.") % {"choices": choices}})
     parameters = plan_for(kind).clean(parameters or {})
     members = EnvironmentMember.objects.filter(investigation=investigation).select_related(
         "host", "side"
@@ -69,14 +71,17 @@ def collection_request(
         if missing:
             raise ValidationError(
                 {
-                    "hosts": "Only hosts placed on a side of this investigation can be collected "
-                    f"from (not: {', '.join(map(str, sorted(missing)))})."
+                    "hosts": _(
+                        "Only hosts placed on a side of this investigation can be collected "
+                        "from (not: %(hosts)s)."
+                    )
+                    % {"hosts": ", ".join(map(str, sorted(missing)))}
                 }
             )
     # One target per host and side, whatever roles the host has there.
     placements = {(m.host_id, m.side_id): m for m in members}
     if not placements:
-        raise ValidationError({"hosts": "Place hosts on the sides first."})
+        raise ValidationError({"hosts": _("Place hosts on the sides first.")})
     now = timezone.now()
     collection = Collection.objects.create(
         investigation=investigation,
@@ -93,7 +98,8 @@ def collection_request(
     timeline_event_log(
         investigation=investigation,
         kind=EventKind.COLLECTION,
-        summary=f"{collection.get_kind_display()} requested from {len(targets)} hosts: {names}",
+        summary=f"{in_english(collection.get_kind_display())} requested from {len(targets)} "
+        f"hosts: {names}",
         author=user,
         details={"collection": collection.pk, **parameters},
     )
@@ -250,7 +256,7 @@ def collection_complete_if_done(*, collection_id: int) -> None:
     collection.save(update_fields=["completed_at"])
     failed = [t for t in targets if t.status == TargetStatus.FAILED]
     summary = (
-        f"{collection.get_kind_display()} collected from "
+        f"{in_english(collection.get_kind_display())} collected from "
         f"{len(targets) - len(failed)} of {len(targets)} hosts"
     )
     if failed:

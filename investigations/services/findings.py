@@ -3,13 +3,14 @@
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from investigations.analysis.rules import evaluate
 from investigations.choices import EventKind, FindingSeverity, FindingStatus
 from investigations.models import Finding, Investigation
 from investigations.selectors import fact_pairs
 from investigations.services.checklist import checklist_refresh
-from investigations.services.timeline import timeline_event_log
+from investigations.services.timeline import in_english, timeline_event_log
 
 
 @transaction.atomic
@@ -104,13 +105,15 @@ def finding_set_status(*, finding: Finding, user, status: str) -> Finding:
     """People confirm or dismiss a finding, or open it again."""
     allowed = [FindingStatus.OPEN, FindingStatus.CONFIRMED, FindingStatus.DISMISSED]
     if status not in allowed:
-        raise ValidationError({"status": f"Choose one of: {', '.join(allowed)}."})
+        raise ValidationError(
+            {"status": _("Choose one of: %(choices)s.") % {"choices": ", ".join(allowed)}}
+        )
     old = finding.status
     if old == status:
         return finding
     finding.status = status
     finding.save(update_fields=["status"])
-    label = FindingStatus(status).label.lower()
+    label = in_english(FindingStatus(status).label).lower()
     _log(finding, f"Finding {label}: {finding.title}", user=user)
     checklist_refresh(investigation=finding.investigation)
     return finding

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from collectors.ssh import Connection, HostKey, scan_host_key
 from investigations.choices import HostTransport
@@ -17,7 +18,7 @@ def host_key_scan(*, host: Host) -> HostKey:
     Raises a CollectorError with a message a person can act on when the host cannot be reached.
     """
     if host.transport == HostTransport.LOCAL:
-        raise ValidationError("A host on the local transport has no SSH host key.")
+        raise ValidationError(_("A host on the local transport has no SSH host key."))
     timeout = settings.SSH_CONNECT_TIMEOUT
     if host.jump_host_id:
         with Connection(endpoint_for(host.jump_host)) as jump:
@@ -39,12 +40,15 @@ def host_key_trust(*, host: Host, user, fingerprint: str) -> Host:
     host = Host.objects.select_for_update().get(pk=host.pk)
     fingerprint = fingerprint.strip()
     if not host.scanned_key_fingerprint:
-        raise ValidationError({"fingerprint": "Scan the host key first, then compare it."})
+        raise ValidationError({"fingerprint": _("Scan the host key first, then compare it.")})
     if fingerprint != host.scanned_key_fingerprint:
         raise ValidationError(
             {
-                "fingerprint": "This is not the key the host presented "
-                f"({host.scanned_key_fingerprint}). Compare it again, or scan again."
+                "fingerprint": _(
+                    "This is not the key the host presented (%(fingerprint)s). Compare it "
+                    "again, or scan again."
+                )
+                % {"fingerprint": host.scanned_key_fingerprint}
             }
         )
     host.host_key_type = host.scanned_key_type

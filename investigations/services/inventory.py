@@ -1,24 +1,35 @@
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 
 from collectors.keys import PrivateKeyError, inspect_private_key
 from investigations.choices import EventKind, HostRole, HostTransport
 from investigations.models import Credential, EnvironmentMember, Host, Investigation, Team
 from investigations.services.checklist import checklist_refresh
-from investigations.services.timeline import timeline_event_log
+from investigations.services.timeline import in_english, timeline_event_log
 from investigations.validators import normalise_address, validate_username
 from investigations.vault import seal
 
 MAX_KEY_CHARS = 32_000
 
+# What _clean_name says, per kind of thing named: whole sentences, for translation.
+_NAME_MISSING = {
+    "credential": _("Give the credential a name."),
+    "host": _("Give the host a name."),
+}
+_NAME_TOO_LONG = {
+    "credential": _("A credential name has at most 200 characters."),
+    "host": _("A host name has at most 200 characters."),
+}
+
 
 def _clean_name(name: str, what: str) -> str:
     name = " ".join(name.split())
     if not name:
-        raise ValidationError({"name": f"Give the {what} a name."})
+        raise ValidationError({"name": _NAME_MISSING[what]})
     if len(name) > 200:
-        raise ValidationError({"name": f"A {what} name has at most 200 characters."})
+        raise ValidationError({"name": _NAME_TOO_LONG[what]})
     return name
 
 
@@ -28,14 +39,14 @@ def credential_create(
 ) -> Credential:
     name = _clean_name(name, "credential")
     if len(private_key) > MAX_KEY_CHARS:
-        raise ValidationError({"private_key": "This is far too long for an SSH private key."})
+        raise ValidationError({"private_key": _("This is far too long for an SSH private key.")})
     try:
         info = inspect_private_key(private_key, passphrase)
     except PrivateKeyError as error:
         field = "passphrase" if "passphrase" in str(error) else "private_key"
         raise ValidationError({field: str(error)}) from None
     if Credential.objects.filter(team=team, name=name).exists():
-        raise ValidationError({"name": "The team already has a credential with this name."})
+        raise ValidationError({"name": _("The team already has a credential with this name.")})
     return Credential.objects.create(
         team=team,
         name=name,
@@ -50,7 +61,9 @@ def credential_create(
 def credential_delete(*, credential: Credential) -> None:
     users = list(credential.hosts.values_list("name", flat=True)[:5])
     if users:
-        raise ValidationError(f"Hosts still use this credential: {', '.join(users)}.")
+        raise ValidationError(
+            _("Hosts still use this credential: %(hosts)s.") % {"hosts": ", ".join(users)}
+        )
     credential.delete()
 
 
@@ -60,32 +73,36 @@ def _check_host(host: Host) -> None:
         host.name = _clean_name(host.name, "host")
     except ValidationError as error:
         errors.update(error.message_dict)
-    try:
-        host.address = normalise_address(host.address)
-    except ValidationError as error:
-        errors["address"] = error.messages
-    try:
-        validate_username(host.username)
-    except ValidationError as error:
-        errors["username"] = error.messages
+    if host.transport == HostTransport.LOCAL:
+        # This machine: no address, port or user to check, whatever was given.
+        host.address = host.address.strip() or "localhost"
+    else:
+        try:
+            host.address = normalise_address(host.address)
+        except ValidationError as error:
+            errors["address"] = error.messages
+        try:
+            validate_username(host.username)
+        except ValidationError as error:
+            errors["username"] = error.messages
     if not isinstance(host.port, int) or not 1 <= host.port <= 65535:
-        errors["port"] = "The SSH port must be between 1 and 65535."
+        errors["port"] = _("The SSH port must be between 1 and 65535.")
     if host.transport not in HostTransport.values:
-        errors["transport"] = "Choose SSH or the local transport."
+        errors["transport"] = _("Choose SSH or the local transport.")
     elif host.transport == HostTransport.LOCAL and not settings.LOCAL_TRANSPORT:
         # A host that is local already may still be edited (and switched to SSH).
         was = Host.objects.filter(pk=host.pk).values_list("transport", flat=True).first()
         if was != HostTransport.LOCAL:
-            errors["transport"] = "The local transport is off here (PERFCASE_LOCAL_TRANSPORT)."
+            errors["transport"] = _("The local transport is off here (PERFCASE_LOCAL_TRANSPORT).")
     if host.credential_id and host.credential.team_id != host.team_id:
-        errors["credential"] = "Choose a credential of the host's own team."
+        errors["credential"] = _("Choose a credential of the host's own team.")
     if host.jump_host_id:
         errors.update(_jump_host_errors(host))
     if (
         not errors
         and Host.objects.filter(team_id=host.team_id, name=host.name).exclude(pk=host.pk).exists()
     ):
-        errors["name"] = "The team already has a host with this name."
+        errors["name"] = _("The team already has a host with this name.")
     if errors:
         raise ValidationError(errors)
 
@@ -93,11 +110,11 @@ def _check_host(host: Host) -> None:
 def _jump_host_errors(host: Host) -> dict[str, str]:
     jump = host.jump_host
     if jump.team_id != host.team_id:
-        return {"jump_host": "Choose a jump host of the host's own team."}
+        return {"jump_host": _("Choose a jump host of the host's own team.")}
     seen = {host.pk}
     while jump is not None:
         if jump.pk in seen:
-            return {"jump_host": "These jump hosts would form a loop."}
+            return {"jump_host": _("These jump hosts would form a loop.")}
         seen.add(jump.pk)
         jump = jump.jump_host
     return {}
@@ -132,12 +149,11 @@ def host_delete(*, host: Host) -> None:
     )
     if investigations:
         raise ValidationError(
-            "This host is placed in investigations: "
-            + "; ".join(title[:60] for title in investigations)
-            + ". Remove it from them first."
+            _("This host is placed in investigations: %(titles)s. Remove it from them first.")
+            % {"titles": "; ".join(title[:60] for title in investigations)}
         )
     if host.jumped_hosts.exists():
-        raise ValidationError("Other hosts use this host as their jump host.")
+        raise ValidationError(_("Other hosts use this host as their jump host."))
     host.delete()
 
 
@@ -147,14 +163,14 @@ def member_add(
 ) -> EnvironmentMember:
     errors = {}
     if host.team_id != investigation.team_id:
-        errors["host"] = "Choose a host of the investigation's team."
+        errors["host"] = _("Choose a host of the investigation's team.")
     side = investigation.sides.filter(key=side_key).first()
     if side is None:
-        errors["side"] = "Choose side a or b."
+        errors["side"] = _("Choose side a or b.")
     if role not in HostRole.values:
-        errors["role"] = f"Choose one of: {', '.join(HostRole.values)}."
+        errors["role"] = _("Choose one of: %(choices)s.") % {"choices": ", ".join(HostRole.values)}
     if not errors and EnvironmentMember.objects.filter(side=side, host=host, role=role).exists():
-        errors["host"] = "This host already has this role on this side."
+        errors["host"] = _("This host already has this role on this side.")
     if errors:
         raise ValidationError(errors)
     member = EnvironmentMember.objects.create(
@@ -165,7 +181,7 @@ def member_add(
         kind=EventKind.ENVIRONMENT,
         summary=(
             f"Placed {host.name} on side {side.key.upper()} ({side.label}) "
-            f"as {member.get_role_display().lower()}"
+            f"as {in_english(member.get_role_display()).lower()}"
         ),
         author=user,
         details={"host": host.pk, "side": side.key, "role": role, "added": True},
@@ -181,7 +197,7 @@ def member_remove(*, member: EnvironmentMember, user) -> None:
         investigation=member.investigation,
         kind=EventKind.ENVIRONMENT,
         summary=(
-            f"Removed {host.name} ({member.get_role_display().lower()}) "
+            f"Removed {host.name} ({in_english(member.get_role_display()).lower()}) "
             f"from side {side.key.upper()} ({side.label})"
         ),
         author=user,

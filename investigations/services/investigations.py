@@ -4,7 +4,9 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
+from investigations import limits
 from investigations.access import role_in_team
 from investigations.choices import (
     EventKind,
@@ -16,22 +18,20 @@ from investigations.choices import (
 )
 from investigations.models import Investigation, Side, Tag, Team
 from investigations.services.checklist import checklist_create_defaults, checklist_refresh
-from investigations.services.timeline import time_error, timeline_event_log
+from investigations.services.timeline import in_english, time_error, timeline_event_log
 
 User = get_user_model()
 
-MAX_TEXT_CHARS = 10_000
-MAX_NOTES_CHARS = 100_000
 MAX_TAG_CHARS = 64
 MAX_TAGS = 20
 
 # The four times in the order they must happen.
 TIME_FIELDS = ["started_at", "detected_at", "mitigated_at", "resolved_at"]
 TIME_LABELS = {
-    "started_at": "Started",
-    "detected_at": "Detected",
-    "mitigated_at": "Mitigated",
-    "resolved_at": "Resolved",
+    "started_at": _("Started"),
+    "detected_at": _("Detected"),
+    "mitigated_at": _("Mitigated"),
+    "resolved_at": _("Resolved"),
 }
 
 # Fields a person may edit with investigation_update; status has its own service.
@@ -60,26 +60,36 @@ def _normalise_tags(tags) -> list[str]:
         if not name or name in names:
             continue
         if len(name) > MAX_TAG_CHARS:
-            raise ValidationError({"tags": f"A tag has at most {MAX_TAG_CHARS} characters."})
+            raise ValidationError(
+                {"tags": _("A tag has at most %(limit)s characters.") % {"limit": MAX_TAG_CHARS}}
+            )
         names.append(name)
     if len(names) > MAX_TAGS:
-        raise ValidationError({"tags": f"At most {MAX_TAGS} tags."})
+        raise ValidationError({"tags": _("At most %(limit)s tags.") % {"limit": MAX_TAGS}})
     return names
 
 
 def _check(investigation: Investigation, *, lead_changed: bool = False) -> None:
     errors = {}
     if not investigation.title.strip():
-        errors["title"] = "Give the investigation a title."
-    for field in ["title", "symptom_metric", "symptom_load"]:
-        if len(getattr(investigation, field)) > MAX_TEXT_CHARS:
-            errors[field] = f"Keep it under {MAX_TEXT_CHARS:,} characters."
-    if len(investigation.notes) > MAX_NOTES_CHARS:
-        errors["notes"] = f"Keep it under {MAX_NOTES_CHARS:,} characters."
-    for field in ["symptom_value_a", "symptom_value_b"]:
+        errors["title"] = _("Give the investigation a title.")
+    for field, limit in [
+        ("title", limits.TITLE),
+        ("symptom_metric", limits.SHORT),
+        ("symptom_load", limits.SHORT),
+        ("notes", limits.NOTES),
+    ]:
+        if problem := limits.too_long(getattr(investigation, field), limit):
+            errors.setdefault(field, problem)
+    for field, side in [("symptom_value_a", "A"), ("symptom_value_b", "B")]:
         value = getattr(investigation, field)
         if value is not None and (value != value or value in (float("inf"), float("-inf"))):
-            errors[field] = "Enter a finite number."
+            errors[field] = _("Enter a finite number.")
+        elif value is not None and value <= 0:
+            # A latency, a throughput, a duration: what was measured is above zero.
+            errors[field] = _(
+                "The value on side %(side)s must be above zero (it was %(value)s)."
+            ) % {"side": side, "value": f"{value:g}"}
     errors.update(_time_order_errors(investigation))
     # Only a new lead must be a member: a lead who later leaves the team stays on record.
     if (
@@ -87,7 +97,7 @@ def _check(investigation: Investigation, *, lead_changed: bool = False) -> None:
         and investigation.lead_id
         and role_in_team(investigation.lead, investigation.team_id) is None
     ):
-        errors["lead"] = "The lead must be a member of the investigation's team."
+        errors["lead"] = _("The lead must be a member of the investigation's team.")
     try:
         investigation.full_clean(exclude=["team", "created_by", "lead", "tags"])
     except ValidationError as error:
@@ -111,10 +121,11 @@ def _time_order_errors(investigation: Investigation) -> dict[str, str]:
             earlier_value = getattr(investigation, earlier)
             if earlier_value is not None:
                 if later_value < earlier_value:
-                    errors[later] = (
-                        f"{TIME_LABELS[later]} cannot be before "
-                        f"{TIME_LABELS[earlier].lower()} ({_fmt(earlier_value)})."
-                    )
+                    errors[later] = _("%(later)s cannot be before %(earlier)s (%(time)s).") % {
+                        "later": TIME_LABELS[later],
+                        "earlier": TIME_LABELS[earlier].lower(),
+                        "time": _fmt(earlier_value),
+                    }
                 break
     return errors
 
@@ -235,16 +246,25 @@ def investigation_set_status(*, investigation: Investigation, user, status: str)
     investigation = Investigation.objects.select_for_update().get(pk=investigation.pk)
     old = investigation.status
     if status not in Status.values:
-        raise ValidationError({"status": f"Unknown status {status!r}."})
+        raise ValidationError(
+            {"status": _("Unknown status %(status)s.") % {"status": repr(status)}}
+        )
     if status == old:
         raise ValidationError(
-            {"status": f"The investigation is already {Status(old).label.lower()}."}
+            {
+                "status": _("The investigation is already %(status)s.")
+                % {"status": Status(old).label.lower()}
+            }
         )
     if status not in allowed_status_moves(old):
-        move = f"{Status(old).label.lower()} to {Status(status).label.lower()}"
-        raise ValidationError({"status": f"Cannot move from {move}."})
+        raise ValidationError(
+            {
+                "status": _("Cannot move from %(old)s to %(new)s.")
+                % {"old": Status(old).label.lower(), "new": Status(status).label.lower()}
+            }
+        )
     if status == Status.CLOSED and role_in_team(user, investigation.team_id) != Role.LEAD:
-        raise PermissionDenied("Only a team lead can close an investigation.")
+        raise PermissionDenied(_("Only a team lead can close an investigation."))
     details = {"old": old, "new": status}
     if status == Status.OPEN:
         # The impact is back: the earlier mitigation and resolution no longer hold. Their
@@ -264,7 +284,7 @@ def investigation_set_status(*, investigation: Investigation, user, status: str)
     timeline_event_log(
         investigation=investigation,
         kind=EventKind.STATUS,
-        summary=f"Status: {Status(old).label} → {Status(status).label}",
+        summary=f"Status: {in_english(Status(old).label)} → {in_english(Status(status).label)}",
         author=user,
         details=details,
     )
@@ -274,11 +294,11 @@ def investigation_set_status(*, investigation: Investigation, user, status: str)
 def _check_side(side: Side) -> None:
     errors = {}
     if not side.label.strip():
-        errors["label"] = "Give the side a label, such as 'ours' or 'VM'."
-    elif len(side.label) > MAX_TEXT_CHARS:
-        errors["label"] = f"Keep it under {MAX_TEXT_CHARS:,} characters."
+        errors["label"] = _("Give the side a label, such as 'ours' or 'VM'.")
+    elif problem := limits.too_long(side.label, limits.SHORT):
+        errors["label"] = problem
     if side.kind not in SideKind.values:
-        errors["kind"] = f"Choose one of: {', '.join(SideKind.values)}."
+        errors["kind"] = _("Choose one of: %(choices)s.") % {"choices": ", ".join(SideKind.values)}
     if errors:
         raise ValidationError(errors)
 

@@ -3,6 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from collectors.loadresults import LoadResultError
 from collectors.loadresults import parse as parse_results
@@ -16,6 +17,7 @@ from investigations.services.ladders import (
     ladder_step_store,
     load_unit,
 )
+from investigations.services.timeline import in_english
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # a file
 MAX_IMPORT_FILES = 50
@@ -25,39 +27,52 @@ def _import_results(format: str, files: list[tuple[str, bytes]], load: float | N
     """Every file's steps, or a ValidationError naming the file, the line and what was
     expected."""
     if load is not None and format not in LOAD_OPTION:
-        raise ValidationError({"load": f"{ImportFormat(format).label} states its own load."})
+        raise ValidationError(
+            {"load": _("%(format)s states its own load.") % {"format": ImportFormat(format).label}}
+        )
     if load is not None and len(files) > 1:
-        raise ValidationError({"load": "Give the load with one file at a time."})
+        raise ValidationError({"load": _("Give the load with one file at a time.")})
     options = {LOAD_OPTION[format]: load} if load is not None else {}
-    results = []
+    results, sources = [], []  # sources: the file each result came from
     for name, content in files:
-        where = f"{name}: " if len(files) > 1 else ""
+        where = f"{name}: "
         if len(content) > MAX_IMPORT_BYTES:
             raise ValidationError(
-                {"file": f"{where}larger than {MAX_IMPORT_BYTES // (1024 * 1024)} MB."}
+                {
+                    "file": _("%(file)s: larger than %(size)s MB.")
+                    % {"file": name, "size": MAX_IMPORT_BYTES // (1024 * 1024)}
+                }
             )
         try:
             text = content.decode("utf-8")
         except UnicodeDecodeError as error:
             raise ValidationError(
-                {"file": f"{where}not UTF-8 text (byte {error.start})."}
+                {
+                    "file": _("%(file)s: not UTF-8 text (byte %(byte)s).")
+                    % {"file": name, "byte": error.start}
+                }
             ) from None
         try:
             found = parse_results(format, text, **options)
         except LoadResultError as error:
             raise ValidationError({"file": f"{where}{error}"}) from None
         if not found:
-            raise ValidationError({"file": f"{where}no results in the file."})
+            raise ValidationError({"file": _("%(file)s: no results in the file.") % {"file": name}})
         results.extend(found)
+        sources.extend([name] * len(found))
     if len({result.load_kind for result in results}) > 1:
         raise ValidationError(
-            {"file": "Some files step connections and others requests/s: import them apart."}
+            {"file": _("Some files step connections and others requests/s: import them apart.")}
         )
     loads = [result.load for result in results]
     repeated = sorted({load for load in loads if loads.count(load) > 1})
     if repeated:
+        names = sorted({name for name, x in zip(sources, loads, strict=True) if x in repeated})
         raise ValidationError(
-            {"file": f"More than one result at load {', '.join(f'{x:g}' for x in repeated)}."}
+            {
+                "file": _("More than one result at load %(loads)s (%(files)s).")
+                % {"loads": ", ".join(f"{x:g}" for x in repeated), "files": ", ".join(names)}
+            }
         )
     return sorted(results, key=lambda result: result.load)
 
@@ -84,17 +99,19 @@ def ladder_import(
     """
     errors = {}
     if side_key not in ("a", "b"):
-        errors["side"] = "Choose side a or b."
+        errors["side"] = _("Choose side a or b.")
     if format not in ImportFormat.values:
-        errors["format"] = f"Choose one of: {', '.join(ImportFormat.values)}."
+        errors["format"] = _("Choose one of: %(choices)s.") % {
+            "choices": ", ".join(ImportFormat.values)
+        }
     if not files:
-        errors["file"] = "Choose a result file."
+        errors["file"] = _("Choose a result file.")
     elif len(files) > MAX_IMPORT_FILES:
-        errors["file"] = f"At most {MAX_IMPORT_FILES} files at a time."
+        errors["file"] = _("At most %(count)s files at a time.") % {"count": MAX_IMPORT_FILES}
     if load is not None and not (isinstance(load, int | float) and 0 < load <= 10_000_000):
-        errors["load"] = "The load is a positive number."
+        errors["load"] = _("The load is a positive number.")
     if ladder is not None and ladder.investigation_id != investigation.pk:
-        errors["ladder"] = "Choose a ladder of this investigation."
+        errors["ladder"] = _("Choose a ladder of this investigation.")
     if errors:
         raise ValidationError(errors)
     results = _import_results(format, files, load)
@@ -115,8 +132,12 @@ def ladder_import(
     if ladder.load_kind != results[0].load_kind:
         raise ValidationError(
             {
-                "file": f"Ladder #{ladder.pk} steps {load_unit(load_kind=ladder.load_kind)}; "
-                f"these results step {load_unit(load_kind=results[0].load_kind)}."
+                "file": _("Ladder #%(ladder)s steps %(unit)s; these results step %(other)s.")
+                % {
+                    "ladder": ladder.pk,
+                    "unit": _(load_unit(load_kind=ladder.load_kind)),
+                    "other": _(load_unit(load_kind=results[0].load_kind)),
+                }
             }
         )
     ladder_side = ladder.sides.filter(side=side).first()
@@ -130,7 +151,10 @@ def ladder_import(
         )
     elif ladder_side.status != LadderStatus.IMPORTED:
         raise ValidationError(
-            {"side": f"Side {side_key.upper()} of ladder #{ladder.pk} was run here, not imported."}
+            {
+                "side": _("Side %(side)s of ladder #%(ladder)s was run here, not imported.")
+                % {"side": side_key.upper(), "ladder": ladder.pk}
+            }
         )
     else:
         have = set(ladder_side.steps.values_list("load", flat=True))
@@ -138,8 +162,14 @@ def ladder_import(
         if clash:
             raise ValidationError(
                 {
-                    "file": f"Side {side_key.upper()} of ladder #{ladder.pk} already has a step "
-                    f"at load {', '.join(f'{x:g}' for x in clash)}."
+                    "file": _(
+                        "Side %(side)s of ladder #%(ladder)s already has a step at load %(loads)s."
+                    )
+                    % {
+                        "side": side_key.upper(),
+                        "ladder": ladder.pk,
+                        "loads": ", ".join(f"{x:g}" for x in clash),
+                    }
                 }
             )
     _import_steps(ladder_side, results)
@@ -155,7 +185,7 @@ def ladder_import(
     ladder.save(update_fields=["steps", "analysis"])
     ladder_log(
         ladder=ladder,
-        summary=f"Imported {ImportFormat(format).label} onto side {side_key.upper()}: "
+        summary=f"Imported {in_english(ImportFormat(format).label)} onto side {side_key.upper()}: "
         f"{len(results)} step{'s' if len(results) != 1 else ''} "
         f"({', '.join(f'{r.load:g}' for r in results)})",
         user=user,

@@ -12,6 +12,9 @@ from datetime import timedelta
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.text import get_text_list
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from collectors.loadresults import StepResult
 from collectors.loadrun import validate_url
@@ -29,7 +32,7 @@ from investigations.choices import (
 from investigations.models import Investigation, Ladder, LadderSide, LadderStep
 from investigations.selectors import ladder_load_generator, ladder_points, ladder_sides
 from investigations.services.checklist import checklist_refresh
-from investigations.services.timeline import timeline_event_log
+from investigations.services.timeline import in_english, timeline_event_log
 
 MAX_STEPS = 20
 MAX_LOAD = 10_000
@@ -52,28 +55,35 @@ def ladder_log(*, ladder: Ladder, summary: str, user=None, **details) -> None:
 def _check_numbers(steps, step_seconds, warmup_seconds, stop_error_rate, stop_p99_ms, margin):
     errors = {}
     if not isinstance(steps, list) or not steps:
-        errors["steps"] = "Give the loads of the steps, e.g. 10, 20, 50, 100."
+        errors["steps"] = _("Give the loads of the steps, e.g. 10, 20, 50, 100.")
     elif len(steps) > MAX_STEPS:
-        errors["steps"] = f"At most {MAX_STEPS} steps."
+        errors["steps"] = _("At most %(count)s steps.") % {"count": MAX_STEPS}
     elif not all(
         isinstance(s, int) and not isinstance(s, bool) and 1 <= s <= MAX_LOAD for s in steps
     ):
-        errors["steps"] = f"Each step is a whole number from 1 to {MAX_LOAD:,}."
+        errors["steps"] = _("Each step is a whole number from 1 to %(max)s.") % {
+            "max": f"{MAX_LOAD:,}"
+        }
+    elif any(later <= earlier for earlier, later in zip(steps, steps[1:], strict=False)):
+        errors["steps"] = _("A ladder steps up: give each load higher than the one before it.")
     if not 1 <= step_seconds <= 600:
-        errors["step_seconds"] = "A step lasts 1 to 600 seconds."
+        errors["step_seconds"] = _("A step lasts 1 to 600 seconds.")
     if not 0 <= warmup_seconds <= 300:
-        errors["warmup_seconds"] = "The warm-up lasts 0 to 300 seconds."
+        errors["warmup_seconds"] = _("The warm-up lasts 0 to 300 seconds.")
     if not 0 < stop_error_rate <= 1:
-        errors["stop_error_rate"] = "The error limit is a share above 0 and at most 1 (0.05 = 5 %)."
+        errors["stop_error_rate"] = _(
+            "The error limit is a share above 0 and at most 1 (0.05 = 5 %)."
+        )
     if stop_p99_ms is not None and not 0 < stop_p99_ms < math.inf:
-        errors["stop_p99_ms"] = "The p99 limit is a positive number of milliseconds."
+        errors["stop_p99_ms"] = _("The p99 limit is a positive number of milliseconds.")
     if not 0 < margin < 1:
-        errors["margin"] = "The margin is a share between 0 and 1 (0.2 = 20 %)."
+        errors["margin"] = _("The margin is a share between 0 and 1 (0.2 = 20 %).")
     return errors
 
 
 def load_unit(*, load_kind: str) -> str:
-    return "requests/s" if load_kind == LoadKind.RATE else "connections"
+    # English (the timeline's words); marked so that a message can translate it with _().
+    return gettext_noop("requests/s") if load_kind == LoadKind.RATE else gettext_noop("connections")
 
 
 @transaction.atomic
@@ -103,26 +113,30 @@ def ladder_request(
         except ValueError as error:
             errors[f"side_{side}_url"] = str(error)
     if tool not in LoadTool.values:
-        errors["tool"] = f"Choose one of: {', '.join(LoadTool.values)}."
+        errors["tool"] = _("Choose one of: %(choices)s.") % {"choices": ", ".join(LoadTool.values)}
     if load_kind not in LoadKind.values:
-        errors["load_kind"] = f"Choose one of: {', '.join(LoadKind.values)}."
+        errors["load_kind"] = _("Choose one of: %(choices)s.") % {
+            "choices": ", ".join(LoadKind.values)
+        }
     elif load_kind == LoadKind.RATE and tool not in RATE_TOOLS:
-        errors["load_kind"] = (
-            f"{tool} cannot hold a request rate: step requests/s with "
-            f"{' or '.join(RATE_TOOLS)}, or step connections."
-        )
+        errors["load_kind"] = _(
+            "%(tool)s cannot hold a request rate: step requests/s with %(tools)s, or step "
+            "connections."
+        ) % {"tool": tool, "tools": get_text_list(RATE_TOOLS, _("or"))}
     generators = {
         side: ladder_load_generator(investigation=investigation, side_key=side)
         for side in ("a", "b")
     }
     missing = [side.upper() for side, member in generators.items() if member is None]
     if missing:
-        errors["load_generator"] = (
-            f"Place a host with the role 'load generator' on side {' and '.join(missing)} first."
-        )
+        errors["load_generator"] = _(
+            "Place a host with the role 'load generator' on side %(sides)s first."
+        ) % {"sides": get_text_list(missing, _("and"))}
     slot = warmup_seconds + step_seconds + SLOT_MARGIN_SECONDS
     if not errors and len(steps) * slot > MAX_TOTAL_SECONDS:
-        errors["steps"] = f"The ladder would run longer than {MAX_TOTAL_SECONDS // 60} minutes."
+        errors["steps"] = _("The ladder would run longer than %(minutes)s minutes.") % {
+            "minutes": MAX_TOTAL_SECONDS // 60
+        }
     if errors:
         raise ValidationError(errors)
     ladder = Ladder.objects.create(
@@ -323,7 +337,7 @@ def ladder_finish_if_done(*, ladder_id: int) -> None:
     )
     ladder_log(
         ladder=ladder,
-        summary=f"Ladder {ladder.get_status_display().lower()}: "
+        summary=f"Ladder {in_english(ladder.get_status_display()).lower()}: "
         f"{ladder.analysis['divergence']['reason']}" + (f"; {failures}" if failures else ""),
         status=ladder.status,
     )
@@ -335,9 +349,12 @@ def ladder_cancel(*, ladder: Ladder, user) -> Ladder:
     """Ask the running sides to stop; they kill their load tools and samplers."""
     ladder = Ladder.objects.select_for_update().get(pk=ladder.pk)
     if ladder.status == LadderStatus.IMPORTED:
-        raise ValidationError("Imported results do not run: there is nothing to cancel.")
+        raise ValidationError(_("Imported results do not run: there is nothing to cancel."))
     if ladder.status in ENDED_LADDER_STATUSES:
-        raise ValidationError(f"The ladder has already {ladder.get_status_display().lower()}.")
+        raise ValidationError(
+            _("The ladder has already %(status)s.")
+            % {"status": ladder.get_status_display().lower()}
+        )
     if ladder.cancel_requested_at is None:
         ladder.cancel_requested_at = timezone.now()
         ladder.save(update_fields=["cancel_requested_at"])

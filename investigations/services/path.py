@@ -3,7 +3,9 @@
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
+from investigations import limits
 from investigations.analysis.pathtext import PathSyntaxError, parse_path
 from investigations.choices import (
     ConnectionReuse,
@@ -14,9 +16,9 @@ from investigations.choices import (
 )
 from investigations.models import Collection, Investigation, PathEdge, PathNode
 from investigations.services.checklist import checklist_refresh
-from investigations.services.timeline import timeline_event_log
+from investigations.services.timeline import in_english, timeline_event_log
 
-MAX_SPEC_CHARS = 10_000
+MAX_SPEC_CHARS = limits.SPEC
 MAX_VALUES = 50
 NODE_FIELDS = ["kind", "label", "spec_a", "spec_b", "values_a", "values_b"]
 EDGE_FIELDS = ["protocol", "port", "tls", "reuse", "notes"]
@@ -34,14 +36,14 @@ def _log(investigation: Investigation, summary: str, user, **details) -> None:
 
 def _clean_values(values, field: str) -> dict[str, str]:
     if not isinstance(values, dict):
-        raise ValidationError({field: "Give key/value pairs."})
+        raise ValidationError({field: _("Give key/value pairs.")})
     if len(values) > MAX_VALUES:
-        raise ValidationError({field: f"At most {MAX_VALUES} values."})
+        raise ValidationError({field: _("At most %(count)s values.") % {"count": MAX_VALUES}})
     clean = {}
     for key, value in values.items():
         key, value = " ".join(str(key).split()), str(value).strip()
         if not key or len(key) > 200 or len(value) > 1000:
-            raise ValidationError({field: "A key is 1-200 characters, a value at most 1000."})
+            raise ValidationError({field: _("A key is 1-200 characters, a value at most 1000.")})
         clean[key] = value
     return clean
 
@@ -50,14 +52,16 @@ def _check_node(node: PathNode) -> None:
     errors = {}
     node.label = " ".join(node.label.split())
     if not node.label:
-        errors["label"] = "Give the node a label."
+        errors["label"] = _("Give the node a label.")
     elif len(node.label) > 200:
-        errors["label"] = "A label has at most 200 characters."
+        errors["label"] = _("A label has at most 200 characters.")
     if node.kind not in PathNodeKind.values:
-        errors["kind"] = f"Choose one of: {', '.join(PathNodeKind.values)}."
+        errors["kind"] = _("Choose one of: %(choices)s.") % {
+            "choices": ", ".join(PathNodeKind.values)
+        }
     for side in ("a", "b"):
-        if len(getattr(node, f"spec_{side}")) > MAX_SPEC_CHARS:
-            errors[f"spec_{side}"] = f"Keep it under {MAX_SPEC_CHARS:,} characters."
+        if problem := limits.too_long(getattr(node, f"spec_{side}"), MAX_SPEC_CHARS):
+            errors[f"spec_{side}"] = problem
         try:
             setattr(
                 node,
@@ -70,7 +74,7 @@ def _check_node(node: PathNode) -> None:
         investigation_id=node.investigation_id, label=node.label
     ).exclude(pk=node.pk)
     if not errors and duplicate.exists():
-        errors["label"] = "The path already has a node with this label."
+        errors["label"] = _("The path already has a node with this label.")
     if errors:
         raise ValidationError(errors)
 
@@ -81,7 +85,7 @@ def _set_hosts(node: PathNode, hosts_a, hosts_b) -> None:
             continue
         hosts = list(hosts)
         if any(host.team_id != node.investigation.team_id for host in hosts):
-            raise ValidationError({f"hosts_{side}": "Choose hosts of the investigation's team."})
+            raise ValidationError({f"hosts_{side}": _("Choose hosts of the investigation's team.")})
         getattr(node, f"hosts_{side}").set(hosts)
 
 
@@ -153,17 +157,19 @@ def path_node_set_state(
     """Mark a hop ruled out or suspect (or not checked again), with the evidence for it."""
     errors = {}
     if state not in NodeState.values:
-        errors["state"] = f"Choose one of: {', '.join(NodeState.values)}."
-    if len(note) > MAX_SPEC_CHARS:
-        errors["note"] = f"Keep it under {MAX_SPEC_CHARS:,} characters."
+        errors["state"] = _("Choose one of: %(choices)s.") % {
+            "choices": ", ".join(NodeState.values)
+        }
+    if problem := limits.too_long(note, MAX_SPEC_CHARS):
+        errors["note"] = problem
     if link and not link.startswith(("http://", "https://")):
-        errors["link"] = "Enter an http:// or https:// link."
+        errors["link"] = _("Enter an http:// or https:// link.")
     elif len(link) > 2000:
-        errors["link"] = "A link has at most 2000 characters."
+        errors["link"] = _("A link has at most 2000 characters.")
     if collection is not None and collection.investigation_id != node.investigation_id:
-        errors["collection"] = "Choose a collection of this investigation."
+        errors["collection"] = _("Choose a collection of this investigation.")
     if state != NodeState.NOT_CHECKED and not (note.strip() or link or file or collection):
-        errors["note"] = "Give the evidence: a note, a link, a file or a collection."
+        errors["note"] = _("Give the evidence: a note, a link, a file or a collection.")
     if errors:
         raise ValidationError(errors)
     old = node.state
@@ -175,7 +181,7 @@ def path_node_set_state(
         node.state_file = ""
     node.state_changed_at, node.state_changed_by = timezone.now(), user
     node.save()
-    label = NodeState(state).label.lower()
+    label = in_english(NodeState(state).label).lower()
     because = f": {node.state_note[:200]}" if node.state_note else ""
     _log(
         node.investigation,
@@ -192,21 +198,25 @@ def path_node_set_state(
 def _check_edge(edge: PathEdge) -> None:
     errors = {}
     if edge.source_id == edge.target_id:
-        errors["target"] = "An edge joins two different nodes."
+        errors["target"] = _("An edge joins two different nodes.")
     for end in ("source", "target"):
         if getattr(edge, end).investigation_id != edge.investigation_id:
-            errors[end] = "Both nodes must be on this investigation's path."
+            errors[end] = _("Both nodes must be on this investigation's path.")
     if edge.protocol not in Protocol.values:
-        errors["protocol"] = f"Choose one of: {', '.join(Protocol.values)}."
+        errors["protocol"] = _("Choose one of: %(choices)s.") % {
+            "choices": ", ".join(Protocol.values)
+        }
     if edge.reuse not in ConnectionReuse.values:
-        errors["reuse"] = f"Choose one of: {', '.join(ConnectionReuse.values)}."
+        errors["reuse"] = _("Choose one of: %(choices)s.") % {
+            "choices": ", ".join(ConnectionReuse.values)
+        }
     if edge.port is not None and not 1 <= edge.port <= 65535:
-        errors["port"] = "A port is 1-65535."
-    if len(edge.notes) > MAX_SPEC_CHARS:
-        errors["notes"] = f"Keep it under {MAX_SPEC_CHARS:,} characters."
+        errors["port"] = _("A port is 1-65535.")
+    if problem := limits.too_long(edge.notes, MAX_SPEC_CHARS):
+        errors["notes"] = problem
     duplicate = PathEdge.objects.filter(source=edge.source, target=edge.target).exclude(pk=edge.pk)
     if not errors and duplicate.exists():
-        errors["target"] = "These two nodes are already joined in this direction."
+        errors["target"] = _("These two nodes are already joined in this direction.")
     if errors:
         raise ValidationError(errors)
 
@@ -260,7 +270,7 @@ def path_edge_delete(*, edge: PathEdge, user) -> None:
 def path_from_text(*, investigation: Investigation, user, text: str) -> list[PathNode]:
     """Create the nodes and edges a line of text names; existing ones are kept as they are."""
     if len(text) > 5000:
-        raise ValidationError({"text": "Keep the path under 5,000 characters."})
+        raise ValidationError({"text": _("Keep the path under 5,000 characters.")})
     try:
         spec = parse_path(text)
     except PathSyntaxError as error:

@@ -3,6 +3,7 @@ from urllib.parse import urlsplit
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils.translation import gettext_lazy as _
 
 from investigations.choices import Role
 from investigations.models import Membership, Team
@@ -15,11 +16,11 @@ def team_create(*, user, name: str) -> Team:
     """A new team, with its creator as its first lead."""
     name = " ".join(name.split())
     if not name:
-        raise ValidationError({"name": "Give the team a name."})
+        raise ValidationError({"name": _("Give the team a name.")})
     if len(name) > 200:
-        raise ValidationError({"name": "A team name has at most 200 characters."})
+        raise ValidationError({"name": _("A team name has at most 200 characters.")})
     if Team.objects.filter(name__iexact=name).exists():
-        raise ValidationError({"name": "A team with this name already exists."})
+        raise ValidationError({"name": _("A team with this name already exists.")})
     team = Team.objects.create(name=name)
     Membership.objects.create(team=team, user=user, role=Role.LEAD)
     return team
@@ -27,7 +28,9 @@ def team_create(*, user, name: str) -> Team:
 
 def _check_role(role: str) -> None:
     if role not in Role.values:
-        raise ValidationError({"role": f"Choose one of: {', '.join(Role.values)}."})
+        raise ValidationError(
+            {"role": _("Choose one of: %(choices)s.") % {"choices": ", ".join(Role.values)}}
+        )
 
 
 @transaction.atomic
@@ -35,9 +38,11 @@ def membership_add(*, team: Team, username: str, role: str) -> Membership:
     _check_role(role)
     user = User.objects.filter(username=username.strip()).first()
     if user is None:
-        raise ValidationError({"username": f"There is no user named {username.strip()!r}."})
+        raise ValidationError(
+            {"username": _("There is no user named %(name)s.") % {"name": repr(username.strip())}}
+        )
     if Membership.objects.filter(team=team, user=user).exists():
-        raise ValidationError({"username": "This user is already a member of the team."})
+        raise ValidationError({"username": _("This user is already a member of the team.")})
     return Membership.objects.create(team=team, user=user, role=role)
 
 
@@ -47,7 +52,7 @@ def _ensure_a_lead_remains(membership: Membership) -> None:
     )
     if membership.role == Role.LEAD and not others.exists():
         raise ValidationError(
-            {"role": "A team needs at least one lead; make someone else lead first."}
+            {"role": _("A team needs at least one lead; make someone else lead first.")}
         )
 
 
@@ -72,9 +77,9 @@ def team_set_webhook(*, team: Team, webhook_url: str) -> Team:
     if url:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValidationError({"webhook_url": "Enter an http:// or https:// URL."})
+            raise ValidationError({"webhook_url": _("Enter an http:// or https:// URL.")})
         if len(url) > 2000:
-            raise ValidationError({"webhook_url": "A URL has at most 2000 characters."})
+            raise ValidationError({"webhook_url": _("A URL has at most 2000 characters.")})
     team.webhook_url = url
     team.save(update_fields=["webhook_url"])
     return team

@@ -1,10 +1,13 @@
 from datetime import UTC, datetime, timedelta
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy as _
 
-from investigations.choices import MANUAL_EVENT_KINDS, ActionKind, EventKind
+from investigations import limits
+from investigations.access import role_in_team
+from investigations.choices import MANUAL_EVENT_KINDS, ActionKind, EventKind, Role
 from investigations.models import Investigation, TimelineEvent
 
 # Kinds that are pushed to the team's webhook as they happen.
@@ -15,16 +18,20 @@ FUTURE_TOLERANCE = timedelta(minutes=5)
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+def in_english(text) -> str:
+    """What is stored (timeline summaries, checklist steps) is written in English whatever
+    the language of the person whose action wrote it; pages translate what they can."""
+    with translation.override("en"):
+        return str(text)
+
+
 def time_error(*, value: datetime, label: str) -> str | None:
     """Why a recorded time cannot be right, or None."""
     if value.year < EARLIEST.year or value < EARLIEST:
-        return f"{label} is before 1970: check the date."
+        return _("%(label)s is before 1970: check the date.") % {"label": label}
     if value > timezone.now() + FUTURE_TOLERANCE:
-        return f"{label} lies in the future."
+        return _("%(label)s lies in the future.") % {"label": label}
     return None
-
-
-MAX_SUMMARY_CHARS = 100_000
 
 
 @transaction.atomic
@@ -55,6 +62,27 @@ def timeline_event_log(
     return event
 
 
+def _entry_errors(kind: str, summary: str, occurred_at, action: str) -> tuple[dict, object]:
+    """What is wrong with a person's note or action (and the time made aware)."""
+    errors = {}
+    if kind not in MANUAL_EVENT_KINDS:
+        errors["kind"] = _("Choose note or action.")
+    if not summary.strip():
+        errors["summary"] = _("Write what happened.")
+    elif problem := limits.too_long(summary, limits.ENTRY):
+        errors["summary"] = problem
+    if kind == EventKind.ACTION and action not in ActionKind.values:
+        errors["action"] = _("Choose what kind of action this was.")
+    if kind == EventKind.NOTE and action:
+        errors["action"] = _("A note has no action type.")
+    if occurred_at is not None:
+        if timezone.is_naive(occurred_at):
+            occurred_at = timezone.make_aware(occurred_at)
+        if problem := time_error(value=occurred_at, label=_("This time")):
+            errors["occurred_at"] = problem
+    return errors, occurred_at
+
+
 def timeline_entry_add(
     *,
     investigation: Investigation,
@@ -65,22 +93,7 @@ def timeline_entry_add(
     action: str = "",
 ) -> TimelineEvent:
     """A note or an action written by a person, possibly back-dated."""
-    errors = {}
-    if kind not in MANUAL_EVENT_KINDS:
-        errors["kind"] = "Choose note or action."
-    if not summary.strip():
-        errors["summary"] = "Write what happened."
-    elif len(summary) > MAX_SUMMARY_CHARS:
-        errors["summary"] = f"Keep it under {MAX_SUMMARY_CHARS:,} characters."
-    if kind == EventKind.ACTION and action not in ActionKind.values:
-        errors["action"] = "Choose what kind of action this was."
-    if kind == EventKind.NOTE and action:
-        errors["action"] = "A note has no action type."
-    if occurred_at is not None:
-        if timezone.is_naive(occurred_at):
-            occurred_at = timezone.make_aware(occurred_at)
-        if problem := time_error(value=occurred_at, label="This time"):
-            errors["occurred_at"] = problem
+    errors, occurred_at = _entry_errors(kind, summary, occurred_at, action)
     if errors:
         raise ValidationError(errors)
     return timeline_event_log(
@@ -91,3 +104,68 @@ def timeline_entry_add(
         author=user,
         occurred_at=occurred_at,
     )
+
+
+def _may_change(event: TimelineEvent, user) -> None:
+    """Only a person's own notes and actions change, by their author or a lead of the team;
+    what Perfcase wrote itself is the record of what happened and stays as it is."""
+    if event.kind not in MANUAL_EVENT_KINDS or event.author_id is None:
+        raise PermissionDenied(_("Only notes and actions people wrote can be changed."))
+    if event.deleted_at is not None:
+        raise PermissionDenied(_("This entry was deleted."))
+    if event.author_id != user.pk and role_in_team(user, event.investigation.team_id) != Role.LEAD:
+        raise PermissionDenied(_("Only its author or a lead may change this entry."))
+
+
+@transaction.atomic
+def timeline_entry_edit(
+    *,
+    event: TimelineEvent,
+    user,
+    summary: str | None = None,
+    occurred_at: datetime | None = None,
+    action: str | None = None,
+) -> TimelineEvent:
+    """Change a note or an action; the version before stays in its history."""
+    event = (
+        TimelineEvent.objects.select_for_update().select_related("investigation").get(pk=event.pk)
+    )
+    _may_change(event, user)
+    new_summary = event.summary if summary is None else summary
+    new_action = event.action if action is None else action
+    new_time = event.occurred_at if occurred_at is None else occurred_at
+    errors, new_time = _entry_errors(event.kind, new_summary, new_time, new_action)
+    if errors:
+        raise ValidationError(errors)
+    if (new_summary, new_action, new_time) == (event.summary, event.action, event.occurred_at):
+        return event
+    now = timezone.now()
+    event.history = [
+        *event.history,
+        {
+            "summary": event.summary,
+            "action": event.action,
+            "occurred_at": event.occurred_at.isoformat(),
+            "edited_at": now.isoformat(),
+            "by": user.get_username(),
+        },
+    ]
+    event.summary, event.action, event.occurred_at, event.edited_at = (
+        new_summary,
+        new_action,
+        new_time,
+        now,
+    )
+    event.save(update_fields=["summary", "action", "occurred_at", "edited_at", "history"])
+    return event
+
+
+@transaction.atomic
+def timeline_entry_delete(*, event: TimelineEvent, user) -> None:
+    """Take a note or an action off the timeline; the row stays, with who deleted it."""
+    event = (
+        TimelineEvent.objects.select_for_update().select_related("investigation").get(pk=event.pk)
+    )
+    _may_change(event, user)
+    event.deleted_at, event.deleted_by = timezone.now(), user
+    event.save(update_fields=["deleted_at", "deleted_by"])

@@ -4,6 +4,7 @@ from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from investigations.models import ApiToken
 
@@ -20,9 +21,9 @@ def api_token_create(*, user, name: str) -> tuple[ApiToken, str]:
     """A new token; the raw value is returned once and never stored."""
     name = " ".join(name.split())
     if not name:
-        raise ValidationError({"name": "Name the token after what will use it."})
+        raise ValidationError({"name": _("Name the token after what will use it.")})
     if len(name) > 200:
-        raise ValidationError({"name": "A token name has at most 200 characters."})
+        raise ValidationError({"name": _("A token name has at most 200 characters.")})
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(user=user, name=name, digest=_digest(raw), prefix=raw[:10])
     return token, raw

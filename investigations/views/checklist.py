@@ -1,4 +1,3 @@
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
@@ -24,7 +23,7 @@ from investigations.services.checklist import (
     checklist_item_add,
     checklist_item_update,
 )
-from investigations.views.pages import wants_partial
+from investigations.views.pages import form_failed, form_or, wants_partial
 from investigations.views.panels import panel
 
 
@@ -38,7 +37,7 @@ def progress_bar(items) -> dict:
     }
 
 
-def checklist_context(investigation) -> dict:
+def checklist_context(investigation, request: HttpRequest | None = None) -> dict:
     items = list(checklist_items(investigation=investigation))
     return {
         "investigation": investigation,
@@ -48,18 +47,20 @@ def checklist_context(investigation) -> dict:
         "team_members": team_users(team_id=investigation.team_id),
         "checklist_version": checklist_version(investigation=investigation),
         "can_write": investigation.user_role != Role.VIEWER,
-        "add_form": ChecklistAddForm(),
+        "add_form": form_or(request, "checklist_add_form", ChecklistAddForm),
+        # A step whose change failed: its own form again, with the errors and the text typed.
+        "failed_item": getattr(request, "failed_item", None),
     }
 
 
 @panel(name="checklist", title=_("Checklist"), template="investigations/_checklist.html", order=80)
 def checklist_panel_context(request: HttpRequest, investigation) -> dict:
-    return checklist_context(investigation)
+    return checklist_context(investigation, request)
 
 
 def _partial(request: HttpRequest, investigation, *, status: int = 200, **extra) -> HttpResponse:
     # oob: the header's progress bar is swapped along with the list.
-    context = {**checklist_context(investigation), "oob": True, **extra}
+    context = {**checklist_context(investigation, request), "oob": True, **extra}
     response = render(request, "investigations/_checklist.html", context, status=status)
     patch_vary_headers(response, ["HX-Request"])
     return response
@@ -91,12 +92,11 @@ def checklist(request: HttpRequest, pk: int) -> HttpResponse:
             )
         except ValidationError as error:
             attach_errors(form, error)
-    if not wants_partial(request):
-        for errors in form.errors.values():
-            messages.error(request, " ".join(errors))
-        return _back(investigation)
     if form.errors:
-        return _partial(request, investigation, status=400, add_form=form)
+        form_failed(request, checklist_add_form=form)
+        return _failed(request, investigation)
+    if not wants_partial(request):
+        return _back(investigation)
     return _partial(request, investigation)
 
 
@@ -108,18 +108,33 @@ def checklist_item(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404
     investigation = investigation_for_user(request.user, item.investigation_id, Role.RESPONDER)
     form = ChecklistItemForm(request.POST)
-    failed = not form.is_valid()
-    if not failed:
+    if form.is_valid():
         try:
             checklist_item_update(item=item, user=request.user, **_changes(request, form))
         except ValidationError as error:
-            messages.error(request, " ".join(error.messages))
-            failed = True
-    else:
-        messages.error(request, " ".join(m for ms in form.errors.values() for m in ms))
+            attach_errors(form, error)
+    if form.errors:
+        request.failed_item = {
+            "pk": item.pk,
+            "errors": [m for ms in form.errors.values() for m in ms],
+            "notes": request.POST.get("notes", ""),
+            "na_reason": request.POST.get("na_reason", ""),
+        }
+        return _failed(request, investigation)
     if not wants_partial(request):
         return _back(investigation)
-    return _partial(request, investigation, status=400 if failed else 200)
+    return _partial(request, investigation)
+
+
+def _failed(request: HttpRequest, investigation) -> HttpResponse:
+    """A checklist form that failed, shown with its errors where it was: the panel (htmx) or
+    the whole page at the panel (without JavaScript)."""
+    if wants_partial(request):
+        return _partial(request, investigation, status=400)
+    # Not at import time: the page's view imports this module (for its progress bar).
+    from investigations.views.investigations import investigation_page
+
+    return investigation_page(request, investigation, status=400)
 
 
 def _changes(request: HttpRequest, form: ChecklistItemForm) -> dict:

@@ -69,6 +69,14 @@ def findings_context(request: HttpRequest, investigation) -> dict:
     count = sum(1 for f in findings if f.status == "open")
     return {
         "findings": findings,
+        # What the rules had to compare: pairs with facts from both hosts.
+        "compared": [
+            pair
+            for pair in fact_pairs(investigation=investigation, load_facts=False)
+            if pair.complete
+        ]
+        if not findings
+        else [],
         "sides": list(investigation.sides.all()),
         "heading_note": gettext("%(count)s open") % {"count": count} if count else "",
     }
@@ -148,7 +156,7 @@ def artifact_download(request: HttpRequest, pk: int) -> FileResponse:
     try:
         content = artifact.file.open("rb")
     except FileNotFoundError:
-        raise Http404("The raw output is no longer stored.") from None
+        raise Http404(_("The raw output is no longer stored.")) from None
     response = FileResponse(content, as_attachment=True, filename=artifact.name)
     response["Content-Type"] = "text/plain; charset=utf-8"
     return response

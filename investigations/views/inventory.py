@@ -4,6 +4,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from collectors.errors import CollectorError
@@ -42,7 +43,7 @@ def _writable_teams(request: HttpRequest):
     """Teams the user may add hosts and credentials to; a POST with none is refused."""
     teams = teams_with_role(user=request.user, roles=WRITERS)
     if request.method == "POST" and not teams.exists():
-        raise PermissionDenied("Only responders and leads of a team may do this.")
+        raise PermissionDenied(_("Only responders and leads of a team may do this."))
     return teams
 
 
@@ -69,7 +70,7 @@ def host_list(request: HttpRequest) -> HttpResponse:
         except ValidationError as error:
             attach_errors(form, error)
         else:
-            messages.success(request, f"Host {host.name} added.")
+            messages.success(request, _("Host %(name)s added.") % {"name": host.name})
             return redirect("host_list")
     return render(
         request,
@@ -106,7 +107,7 @@ def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
             except ValidationError as error:
                 attach_errors(form, error)
             else:
-                messages.success(request, "Host saved.")
+                messages.success(request, _("Host saved."))
                 return redirect("host_detail", pk=host.pk)
     placements = host_placements(host=host)
     return render(
@@ -125,7 +126,7 @@ def host_remove(request: HttpRequest, pk: int) -> HttpResponse:
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
         return redirect("host_detail", pk=host.pk)
-    messages.success(request, f"Host {host.name} deleted.")
+    messages.success(request, _("Host %(name)s deleted.") % {"name": host.name})
     return redirect("host_list")
 
 
@@ -140,7 +141,9 @@ def credential_list(request: HttpRequest) -> HttpResponse:
             attach_errors(form, error)
         else:
             messages.success(
-                request, f"Credential {credential.name} saved ({credential.fingerprint})."
+                request,
+                _("Credential %(name)s saved (%(fingerprint)s).")
+                % {"name": credential.name, "fingerprint": credential.fingerprint},
             )
             return redirect("credential_list")
     if form.is_bound:
@@ -168,7 +171,7 @@ def credential_remove(request: HttpRequest, pk: int) -> HttpResponse:
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     else:
-        messages.success(request, f"Credential {credential.name} deleted.")
+        messages.success(request, _("Credential %(name)s deleted.") % {"name": credential.name})
     return redirect("credential_list")
 
 
@@ -183,8 +186,11 @@ def host_key_scan_view(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.info(
             request,
-            f"{host.name} presents {key.key_type} {key.fingerprint}. Compare it with the "
-            "host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub) before you trust it.",
+            _(
+                "%(host)s presents %(key_type)s %(fingerprint)s. Compare it with the "
+                "host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub) before you trust it."
+            )
+            % {"host": host.name, "key_type": key.key_type, "fingerprint": key.fingerprint},
         )
     return redirect(reverse("host_detail", args=[pk]) + "#host-key")
 
@@ -196,10 +202,12 @@ def host_key_trust_view(request: HttpRequest, pk: int) -> HttpResponse:
     form = HostKeyTrustForm(request.POST)
     try:
         if not form.is_valid():
-            raise ValidationError("Give the fingerprint you compared.")
+            raise ValidationError(_("Give the fingerprint you compared."))
         host_key_trust(host=host, user=request.user, fingerprint=form.cleaned_data["fingerprint"])
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     else:
-        messages.success(request, f"The host key of {host.name} is now trusted.")
+        messages.success(
+            request, _("The host key of %(host)s is now trusted.") % {"host": host.name}
+        )
     return redirect(reverse("host_detail", args=[pk]) + "#host-key")

@@ -42,8 +42,8 @@ from investigations.services.investigations import (
     side_update,
 )
 from investigations.views.checklist import progress_bar
-from investigations.views.pages import paginate
-from investigations.views.panels import panel, panel_rows
+from investigations.views.pages import form_failed, form_or, paginate
+from investigations.views.panels import panel, panel_rows, panels_in_order
 
 
 @login_required
@@ -76,8 +76,10 @@ def investigation_new(request: HttpRequest) -> HttpResponse:
     teams = teams_with_role(user=request.user, roles=[Role.RESPONDER, Role.LEAD])
     if not teams.exists():
         if request.method == "POST":
-            raise PermissionDenied("Only responders and leads of a team may open investigations.")
-        messages.info(request, "Create or join a team before opening an investigation.")
+            raise PermissionDenied(
+                _("Only responders and leads of a team may open investigations.")
+            )
+        messages.info(request, _("Create or join a team before opening an investigation."))
         return redirect("team_list")
     members = users_of_teams(teams=teams)
     form = InvestigationCreateForm(
@@ -113,7 +115,12 @@ def investigation_new(request: HttpRequest) -> HttpResponse:
 def investigation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """The header, then every registered panel (see views/panels.py): a feature's panel is
     drawn by the feature's own context function and template, not here."""
-    investigation = investigation_for_user(request.user, pk)
+    return investigation_page(request, investigation_for_user(request.user, pk))
+
+
+def investigation_page(request: HttpRequest, investigation, *, status: int = 200) -> HttpResponse:
+    """The whole page; after a failed form (see pages.form_failed) with status 400, the
+    form drawn in its own panel with its errors and values."""
     context = {
         "investigation": investigation,
         "can_write": Role.rank(investigation.user_role) >= Role.rank(Role.RESPONDER),
@@ -122,8 +129,10 @@ def investigation_detail(request: HttpRequest, pk: int) -> HttpResponse:
         # The header's progress bar; the checklist panel swaps it when the list changes.
         **progress_bar(checklist_items(investigation=investigation)),
         "panel_rows": panel_rows(request, investigation),
+        # The section menu that stays in view: one link a panel, in the page's order.
+        "panel_menu": [(each.name, each.title) for each in panels_in_order()],
     }
-    return render(request, "investigations/investigation_detail.html", context)
+    return render(request, "investigations/investigation_detail.html", context, status=status)
 
 
 @panel(
@@ -155,11 +164,24 @@ def environment_context(request: HttpRequest, investigation) -> dict:
     return {
         "sides": sides,
         "side_forms": [
-            (side, SideForm(initial={"label": side.label, "kind": side.kind}, prefix=side.key))
+            (
+                side,
+                form_or(
+                    request,
+                    f"side_form_{side.key}",
+                    lambda side=side: SideForm(
+                        initial={"label": side.label, "kind": side.kind}, prefix=side.key
+                    ),
+                ),
+            )
             for side in sides
         ],
         "pairs": host_pairs(investigation=investigation),
-        "member_form": MemberForm(hosts=hosts_for_user(user=request.user, team=investigation.team)),
+        "member_form": form_or(
+            request,
+            "member_form",
+            lambda: MemberForm(hosts=hosts_for_user(user=request.user, team=investigation.team)),
+        ),
     }
 
 
@@ -217,13 +239,14 @@ def side_edit(request: HttpRequest, pk: int, key: str) -> HttpResponse:
     if side is None:
         raise Http404
     form = SideForm(request.POST, prefix=key)
-    if not form.is_valid():
-        messages.error(request, "A side needs a label and a kind.")
-        return _back_to(investigation, "#environment")
-    try:
-        side_update(side=side, user=request.user, **form.cleaned_data)
-    except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
+    if form.is_valid():
+        try:
+            side_update(side=side, user=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            attach_errors(form, error)
+    if form.errors:
+        form_failed(request, **{f"side_form_{key}": form})
+        return investigation_page(request, investigation, status=400)
     return _back_to(investigation, "#environment")
 
 
@@ -245,9 +268,10 @@ def member_new(request: HttpRequest, pk: int) -> HttpResponse:
                 role=data["role"],
             )
         except ValidationError as error:
-            messages.error(request, " ".join(error.messages))
-    else:
-        messages.error(request, "Choose a host of the team's inventory, a side and a role.")
+            attach_errors(form, error)
+    if form.errors:
+        form_failed(request, member_form=form)
+        return investigation_page(request, investigation, status=400)
     return _back_to(investigation, "#environment")
 
 

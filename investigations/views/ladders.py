@@ -3,9 +3,9 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
@@ -30,7 +30,8 @@ from investigations.services.ladders import (
     ladder_cancel,
     ladder_request,
 )
-from investigations.views.pages import wants_partial
+from investigations.views.investigations import investigation_page
+from investigations.views.pages import form_failed, wants_partial
 from investigations.views.panels import panel
 
 
@@ -52,7 +53,12 @@ def ladders_context(investigation, *, ladder_form=None, import_form=None) -> dic
     order=60,
 )
 def ladders_panel_context(request: HttpRequest, investigation) -> dict:
-    return ladders_context(investigation)
+    failed = getattr(request, "failed_forms", {})
+    return ladders_context(
+        investigation,
+        ladder_form=failed.get("ladder_form"),
+        import_form=failed.get("import_form"),
+    )
 
 
 @require_POST
@@ -69,10 +75,8 @@ def ladder_new(request: HttpRequest, pk: int) -> HttpResponse:
             attach_errors(form, error)
         else:
             return redirect("ladder_detail", pk=ladder.pk)
-    for field, errors in form.errors.items():
-        label = form.fields[field].label if field in form.fields else ""
-        messages.error(request, f"{label}: {' '.join(errors)}" if label else " ".join(errors))
-    return redirect(reverse("investigation_detail", args=[pk]) + "#ladders")
+    form_failed(request, ladder_form=form)
+    return investigation_page(request, investigation, status=400)
 
 
 @require_POST
@@ -100,13 +104,16 @@ def ladder_import_view(request: HttpRequest, pk: int) -> HttpResponse:
             count = len(data["file"])
             messages.success(
                 request,
-                f"Imported {count} file{'s' if count != 1 else ''} onto side "
-                f"{data['side'].upper()}.",
+                ngettext(
+                    "Imported %(count)d file onto side %(side)s.",
+                    "Imported %(count)d files onto side %(side)s.",
+                    count,
+                )
+                % {"count": count, "side": data["side"].upper()},
             )
             return redirect("ladder_detail", pk=ladder.pk)
-    for errors in form.errors.values():
-        messages.error(request, " ".join(errors))
-    return redirect(reverse("investigation_detail", args=[pk]) + "#ladders")
+    form_failed(request, import_form=form)
+    return investigation_page(request, investigation, status=400)
 
 
 def _progress_context(ladder: Ladder) -> dict:
@@ -122,6 +129,11 @@ def _progress_context(ladder: Ladder) -> dict:
 def _detail_context(ladder: Ladder) -> dict:
     context = _progress_context(ladder)
     sides = context["sides"]
+    # What changes as the ladder runs: while it is the same, a poll answers 204.
+    version = "-".join(
+        [ladder.status, str(ladder.cancel_requested_at is not None)]
+        + [f"{s.status}.{s.current_step}.{len(s.steps.all())}" for s in sides]
+    )
     points = ladder_points(sides)
     knees = {side: find_knee(side_points) for side, side_points in points.items()}
     labels = {side.side.key: side.side.label for side in sides}
@@ -136,11 +148,17 @@ def _detail_context(ladder: Ladder) -> dict:
         "charts": {
             name: figure
             for name, figure in figures(
-                points, cpu, knees, labels, f"load ({ladder.get_load_kind_display()})"
+                points,
+                cpu,
+                knees,
+                labels,
+                _("load (%(kind)s)") % {"kind": ladder.get_load_kind_display()},
             ).items()
             if any(value is not None for trace in figure["data"] for value in trace["y"])
         },
         "can_write": ladder.user_role != Role.VIEWER,
+        "version": version,
+        "finished_steps": min((len(s.steps.all()) for s in sides), default=0),
     }
 
 
@@ -148,11 +166,13 @@ def _detail_context(ladder: Ladder) -> dict:
 def ladder_detail(request: HttpRequest, pk: int) -> HttpResponse:
     ladder = ladder_for_user(request.user, pk)
     if wants_partial(request):
-        context = _progress_context(ladder)
-        response = render(request, "investigations/_ladder_progress.html", context)
+        context = _detail_context(ladder)
+        if request.GET.get("v") == context["version"] and not context["done"]:
+            response = HttpResponse(status=204)
+        else:
+            response = render(request, "investigations/_ladder_live.html", context)
         if context["done"]:
-            # The final answer is swapped in, then htmx stops polling (and the page reloads
-            # its charts, see the template).
+            # The final answer is swapped in, then htmx stops polling.
             response.status_code = HttpResponseStopPolling.status_code
     else:
         response = render(request, "investigations/ladder_detail.html", _detail_context(ladder))
@@ -166,7 +186,7 @@ def ladder_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
     ladder = ladder_for_user(request.user, pk, Role.RESPONDER)
     try:
         ladder_cancel(ladder=ladder, user=request.user)
-        messages.info(request, "Cancelling: the load tools are being stopped on both sides.")
+        messages.info(request, _("Cancelling: the load tools are being stopped on both sides."))
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     return redirect("ladder_detail", pk=ladder.pk)

@@ -19,3 +19,15 @@ def query_id(request: HttpRequest, name: str) -> int | None:
     hundred digits are not ids)."""
     value = request.GET.get(name, "")
     return int(value) if value.isascii() and value.isdigit() and len(value) <= 18 else None
+
+
+def form_failed(request: HttpRequest, **forms) -> None:
+    """Remember forms that failed, bound, so that the page drawn for this request shows
+    each one in its own place with its errors beside its fields and the typed values kept
+    (see `form_or`)."""
+    request.failed_forms = {**getattr(request, "failed_forms", {}), **forms}
+
+
+def form_or(request: HttpRequest, name: str, make):
+    """The form `name` that failed in this request, or a fresh one from `make()`."""
+    return getattr(request, "failed_forms", {}).get(name) or make()

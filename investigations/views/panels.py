@@ -21,6 +21,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_safe
 
 from investigations.access import investigation_for_user
@@ -80,7 +81,7 @@ def panel_named(name: str) -> Panel:
     try:
         return _registry[name]
     except KeyError:
-        raise Http404("No such panel.") from None
+        raise Http404(_("No such panel.")) from None
 
 
 def panel_render(request: HttpRequest, investigation, panel: Panel) -> SafeString:

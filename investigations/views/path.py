@@ -138,11 +138,11 @@ def path_node_file(request: HttpRequest, pk: int, node_pk: int) -> FileResponse:
     investigation = investigation_for_user(request.user, pk)
     node = _node(investigation, node_pk)
     if not node.state_file:
-        raise Http404("This hop has no evidence file.")
+        raise Http404(_("This hop has no evidence file."))
     try:
         content = node.state_file.open("rb")
     except FileNotFoundError:
-        raise Http404("The evidence file is no longer stored.") from None
+        raise Http404(_("The evidence file is no longer stored.")) from None
     return FileResponse(
         content, as_attachment=True, filename=node.state_file.name.rsplit("/", 1)[-1]
     )

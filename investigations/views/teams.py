@@ -3,6 +3,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from investigations.access import membership_for_lead, team_for_user
@@ -90,15 +91,15 @@ def team_webhook(request: HttpRequest, pk: int) -> HttpResponse:
     if request.POST.get("test"):
         if team.webhook_url:
             webhook_send_test(team=team, user=request.user)
-            messages.info(request, "A test message is on its way; its outcome shows below.")
+            messages.info(request, _("A test message is on its way; its outcome shows below."))
         else:
-            messages.error(request, "Set a webhook URL first.")
+            messages.error(request, _("Set a webhook URL first."))
         return redirect("team_detail", pk=team.pk)
     form = WebhookForm(request.POST)
     if form.is_valid():
         try:
             team_set_webhook(team=team, webhook_url=form.cleaned_data["webhook_url"])
-            messages.success(request, "Webhook saved.")
+            messages.success(request, _("Webhook saved."))
         except ValidationError as error:
             messages.error(request, " ".join(error.messages))
     return redirect("team_detail", pk=team.pk)

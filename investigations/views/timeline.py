@@ -1,18 +1,27 @@
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from investigations.access import investigation_for_user
-from investigations.choices import EventKind, Role
-from investigations.forms import TimelineEntryForm, attach_errors
-from investigations.selectors import timeline_events, timeline_version
-from investigations.services.timeline import timeline_entry_add
+from investigations.choices import ActionKind, EventKind, Role
+from investigations.forms import TimelineEditForm, TimelineEntryForm, attach_errors
+from investigations.selectors import (
+    STORY,
+    timeline_event_get,
+    timeline_version,
+    timeline_with_milestones,
+)
+from investigations.services.timeline import (
+    timeline_entry_add,
+    timeline_entry_delete,
+    timeline_entry_edit,
+)
 from investigations.views.pages import wants_partial
 from investigations.views.panels import panel
 
@@ -20,14 +29,22 @@ from investigations.views.panels import panel
 def timeline_context(request: HttpRequest, investigation, *, kind: str | None = None) -> dict:
     if kind is None:
         kind = request.GET.get("kind", "")
-    kind = kind if kind in EventKind.values else ""
+    kind = kind if kind in (*EventKind.values, STORY) else ""
     return {
         "investigation": investigation,
-        "events": timeline_events(investigation=investigation, kind=kind),
+        "events": timeline_with_milestones(investigation=investigation, kind=kind),
         "kind": kind,
-        "kinds": EventKind.choices,
+        # "Story": what people did and found, without the checklist's bookkeeping.
+        "kinds": [(STORY, _("Story")), *EventKind.choices],
         "version": timeline_version(investigation=investigation),
         "poll_ms": settings.TIMELINE_POLL_MS,
+        # Notes and actions their author or a lead may edit and delete.
+        "may_change": {
+            "user_id": request.user.pk,
+            "lead": getattr(investigation, "user_role", None) == Role.LEAD,
+        },
+        "failed_event": getattr(request, "failed_event", None),
+        "action_choices": ActionKind.choices,
     }
 
 
@@ -48,7 +65,7 @@ def timeline(request: HttpRequest, pk: int) -> HttpResponse:
     if not wants_partial(request):
         url = reverse("investigation_detail", args=[pk])
         kind = request.GET.get("kind", "")
-        return redirect(f"{url}?kind={kind}#timeline" if kind in EventKind.values else url)
+        return redirect(f"{url}?kind={kind}#timeline" if kind in (*EventKind.values, STORY) else url)
     if request.GET.get("v") == timeline_version(investigation=investigation):
         response = HttpResponse(status=204)
     else:
@@ -69,7 +86,7 @@ def _timeline_add(request: HttpRequest, pk: int) -> HttpResponse:
                 investigation=investigation,
                 user=request.user,
                 kind=data["kind"],
-                action=data["action"] if data["kind"] == EventKind.ACTION else "",
+                action=data["action"],
                 occurred_at=data["occurred_at"],
                 summary=data["summary"],
             )
@@ -90,3 +107,55 @@ def _timeline_add(request: HttpRequest, pk: int) -> HttpResponse:
             status=400,
         )
     return redirect(reverse("investigation_detail", args=[pk]) + "#timeline")
+
+
+def _changed_entry(request: HttpRequest, pk: int):
+    event = timeline_event_get(event_id=pk)
+    if event is None:
+        raise Http404
+    investigation = investigation_for_user(request.user, event.investigation_id, Role.RESPONDER)
+    return event, investigation
+
+
+def _after_change(request: HttpRequest, investigation, *, status: int = 200, **extra):
+    if wants_partial(request):
+        context = {**timeline_context(request, investigation), **extra}
+        return render(request, "investigations/_timeline_list.html", context, status=status)
+    if status != 200:
+        from investigations.views.investigations import investigation_page
+
+        request.failed_event = extra.get("failed_event")
+        return investigation_page(request, investigation, status=status)
+    return redirect(reverse("investigation_detail", args=[investigation.pk]) + "#timeline")
+
+
+@require_POST
+@login_required
+def timeline_entry_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """A note or an action changed by its author or a lead; the old text stays visible."""
+    event, investigation = _changed_entry(request, pk)
+    form = TimelineEditForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            timeline_entry_edit(
+                event=event,
+                user=request.user,
+                summary=data["summary"],
+                occurred_at=data["occurred_at"],
+                action=data["action"] or "",
+            )
+        except ValidationError as error:
+            attach_errors(form, error)
+    if form.errors:
+        failed = {"pk": event.pk, "form": form}
+        return _after_change(request, investigation, status=400, failed_event=failed)
+    return _after_change(request, investigation)
+
+
+@require_POST
+@login_required
+def timeline_entry_delete_view(request: HttpRequest, pk: int) -> HttpResponse:
+    event, investigation = _changed_entry(request, pk)
+    timeline_entry_delete(event=event, user=request.user)
+    return _after_change(request, investigation)

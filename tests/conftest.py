@@ -35,7 +35,8 @@ HOSTILE_STRINGS = [
     '"$(rm -rf /)" `reboot` && echo pwned | sh; $HOME %s %n {{ 7*7 }}',
     "容器性能不如虚拟机：TPS 差一倍",
     "🔥🐢 slow side 👩‍💻",
-    "x" * 10_000,
+    # As long as a short text may be (investigations/limits.py): stored whole, like the rest.
+    "x" * 200,
 ]
 
 

@@ -21,7 +21,10 @@ function perfcaseSyncActionField(root) {
     var action = form.querySelector("[name=action]");
     if (!kind || !action) return;
     var field = action.closest(".field");
-    var update = function () { field.hidden = kind.value !== "action"; };
+    var update = function () {
+      field.hidden = kind.value !== "action";
+      if (field.hidden) action.value = "";  // a note has no action type
+    };
     kind.addEventListener("change", update);
     update();
   });
@@ -49,9 +52,69 @@ function perfcaseDrawCharts(root) {
 
 htmx.onLoad(perfcaseDrawCharts);
 
-// A ladder that just ended: reload once so that its charts and verdicts show.
-htmx.onLoad(function (root) {
-  if (root.id === "ladder-progress" && root.hasAttribute("data-reload-charts")) {
-    window.location.reload();
+
+// Live refresh never destroys what a person is typing: a panel that polls (or is asked to
+// refresh by an event) skips the refresh while one of its forms has focus, holds text that
+// was not sent yet, or has its details open. The next refresh after that catches up.
+function perfcaseEditing(root) {
+  var active = document.activeElement;
+  if (active && root.contains(active) && active.closest("form") &&
+      /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName)) return true;
+  var fields = root.querySelectorAll("form textarea, form input[type=text], form input:not([type])");
+  for (var i = 0; i < fields.length; i++) {
+    if (fields[i].value !== fields[i].defaultValue) return true;
   }
+  return root.querySelector("form details[open], details[open] form") !== null;
+}
+
+document.addEventListener("htmx:beforeRequest", function (event) {
+  var element = event.detail.elt;
+  // Only refreshes: a form's own request (or a control inside a form) always goes.
+  if (!element || element.tagName === "FORM" || element.closest("form")) return;
+  if ((event.detail.requestConfig || {}).verb !== "get") return;
+  if (perfcaseEditing(element)) event.preventDefault();
 });
+
+// A form that failed comes back in its own place with its errors: show it, not the top.
+document.addEventListener("DOMContentLoaded", function () {
+  var error = document.querySelector("main form .has-error, main form .errors");
+  if (!error) return;
+  for (var d = error.closest("details"); d; d = d.parentElement && d.parentElement.closest("details")) {
+    d.open = true;
+  }
+  var form = error.closest("form");
+  var field = (error.querySelector("input, select, textarea") ||
+               form.querySelector("input:not([type=hidden]), select, textarea"));
+  error.scrollIntoView({block: "center"});
+  if (field) field.focus({preventScroll: true});
+});
+
+// Confirm before destroying: a form with data-confirm asks first (deleting a host or a
+// credential, removing a member, closing a case, revoking a token).
+document.addEventListener("submit", function (event) {
+  var form = event.target;
+  if (form.dataset && form.dataset.confirm && !window.confirm(form.dataset.confirm)) {
+    event.preventDefault();
+  }
+}, true);
+
+// A host on "this machine" (the local transport) has no address, port, user, credential or
+// jump host: those fields are hidden while it is chosen.
+function perfcaseSyncTransportFields(root) {
+  if (!root.querySelectorAll) return;
+  root.querySelectorAll("form select[name$=transport]").forEach(function (transport) {
+    var form = transport.form;
+    var names = ["address", "port", "username", "credential", "jump_host"];
+    var update = function () {
+      names.forEach(function (name) {
+        var input = form.querySelector("[name$=" + name + "]");
+        var field = input && input.closest(".field");
+        if (field) field.hidden = transport.value === "local";
+      });
+    };
+    transport.addEventListener("change", update);
+    update();
+  });
+}
+
+htmx.onLoad(perfcaseSyncTransportFields);

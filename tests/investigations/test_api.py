@@ -151,7 +151,10 @@ class World:
         """Facts of db-a (A) and db-b (B), stored as a finished collection stores them."""
         db_b = host_create(team=self.p.team, name="db-b", address="10.0.0.3", username="perf")
         member_add(
-            investigation=self.p.investigation, user=self.p.lead, host=db_b, side_key="b",
+            investigation=self.p.investigation,
+            user=self.p.lead,
+            host=db_b,
+            side_key="b",
             role=HostRole.DATABASE,
         )
         collection = collection_request(investigation=self.p.investigation, user=self.p.member)
@@ -212,20 +215,34 @@ def world(personas, request) -> World:
         team=other_team, user=p.outsider, name="their key", private_key=new_private_key()
     )
     host = host_create(
-        team=p.team, name="db-a", address="10.0.0.1", port=22, username="perf",
+        team=p.team,
+        name="db-a",
+        address="10.0.0.1",
+        port=22,
+        username="perf",
         credential=credential,
     )
     spare_host = host_create(team=p.team, name="spare", address="10.0.0.2", username="perf")
-    other_host = host_create(
-        team=other_team, name="their-db", address="10.9.9.9", username="root"
-    )
+    other_host = host_create(team=other_team, name="their-db", address="10.9.9.9", username="root")
     placement = member_add(
-        investigation=p.investigation, user=p.lead, host=host, side_key="a",
+        investigation=p.investigation,
+        user=p.lead,
+        host=host,
+        side_key="a",
         role=HostRole.DATABASE,
     )
     return World(
-        p, host, spare_host, credential, spare_credential, placement, other_host,
-        other_credential, other_team, make_user("nina"), request,
+        p,
+        host,
+        spare_host,
+        credential,
+        spare_credential,
+        placement,
+        other_host,
+        other_credential,
+        other_team,
+        make_user("nina"),
+        request,
     )
 
 
@@ -240,10 +257,15 @@ def ssh_key(tmp_path):
         path = tmp_path / f"id_{len(list(tmp_path.iterdir()))}"
         subprocess.run(
             [ssh_keygen, "-q", "-t", "ed25519", *options, "-N", passphrase, "-f", str(path)],
-            check=True, capture_output=True, timeout=60,
+            check=True,
+            capture_output=True,
+            timeout=60,
         )
         printed = subprocess.run(
-            [ssh_keygen, "-lf", f"{path}.pub"], check=True, capture_output=True, text=True,
+            [ssh_keygen, "-lf", f"{path}.pub"],
+            check=True,
+            capture_output=True,
+            text=True,
             timeout=60,
         ).stdout
         return path.read_text(), printed.split()[1]
@@ -268,36 +290,53 @@ def LEAD(ok):  # noqa: N802
 ENDPOINTS = {
     "get investigation": ("get", "/api/investigations/{w.inv}", None, READ),
     "patch investigation": (
-        "patch", "/api/investigations/{w.inv}", lambda w: {"notes": "seen"}, WRITE(200)
+        "patch",
+        "/api/investigations/{w.inv}",
+        lambda w: {"notes": "seen"},
+        WRITE(200),
     ),
     "patch side": (
-        "patch", "/api/investigations/{w.inv}/sides/a", lambda w: {"label": "VM"}, WRITE(200)
+        "patch",
+        "/api/investigations/{w.inv}/sides/a",
+        lambda w: {"label": "VM"},
+        WRITE(200),
     ),
     "list members": ("get", "/api/investigations/{w.inv}/members", None, READ),
     "add member": (
-        "post", "/api/investigations/{w.inv}/members",
-        lambda w: {"host": w.spare_host.pk, "side": "b", "role": "service"}, WRITE(201),
+        "post",
+        "/api/investigations/{w.inv}/members",
+        lambda w: {"host": w.spare_host.pk, "side": "b", "role": "service"},
+        WRITE(201),
     ),
     "remove member": (
-        "delete", "/api/investigations/{w.inv}/members/{w.placement.pk}", None, WRITE(204)
+        "delete",
+        "/api/investigations/{w.inv}/members/{w.placement.pk}",
+        None,
+        WRITE(204),
     ),
     "list timeline": ("get", "/api/investigations/{w.inv}/timeline", None, READ),
     "add to timeline": (
-        "post", "/api/investigations/{w.inv}/timeline",
-        lambda w: {"kind": "note", "summary": "Looked at the graphs"}, WRITE(201),
+        "post",
+        "/api/investigations/{w.inv}/timeline",
+        lambda w: {"kind": "note", "summary": "Looked at the graphs"},
+        WRITE(201),
     ),
     "create investigation": (
-        "post", "/api/investigations", lambda w: {"team": w.p.team.pk, "title": "Slow"},
+        "post",
+        "/api/investigations",
+        lambda w: {"team": w.p.team.pk, "title": "Slow"},
         WRITE(201),
     ),
     "create credential": (
-        "post", "/api/credentials",
+        "post",
+        "/api/credentials",
         lambda w: {"team": w.p.team.pk, "name": "new key", "private_key": new_private_key()},
         WRITE(201),
     ),
     "delete credential": ("delete", "/api/credentials/{w.spare_credential.pk}", None, WRITE(204)),
     "create host": (
-        "post", "/api/hosts",
+        "post",
+        "/api/hosts",
         lambda w: {"team": w.p.team.pk, "name": "new", "address": "10.0.0.9", "username": "perf"},
         WRITE(201),
     ),
@@ -306,27 +345,42 @@ ENDPOINTS = {
     "delete host": ("delete", "/api/hosts/{w.spare_host.pk}", None, WRITE(204)),
     "list team members": ("get", "/api/teams/{w.p.team.pk}/members", None, READ),
     "add team member": (
-        "post", "/api/teams/{w.p.team.pk}/members", lambda w: {"username": "nina"}, LEAD(201)
+        "post",
+        "/api/teams/{w.p.team.pk}/members",
+        lambda w: {"username": "nina"},
+        LEAD(201),
     ),
     "remove team member": (
-        "delete", "/api/teams/{w.p.team.pk}/members/{w.viewer_membership}", None, LEAD(204)
+        "delete",
+        "/api/teams/{w.p.team.pk}/members/{w.viewer_membership}",
+        None,
+        LEAD(204),
     ),
     "collect facts": (
-        "post", "/api/investigations/{w.inv}/collections",
-        lambda w: {"kind": "facts", "service": "java", "paths": ["/data"]}, WRITE(201),
+        "post",
+        "/api/investigations/{w.inv}/collections",
+        lambda w: {"kind": "facts", "service": "java", "paths": ["/data"]},
+        WRITE(201),
     ),
     "get collection": ("get", "/api/collections/{w.collection.pk}", None, READ),
     "list facts": ("get", "/api/investigations/{w.with_facts}/facts", None, READ),
     "diff facts": ("get", "/api/investigations/{w.with_facts}/diff", None, READ),
     "list findings": ("get", "/api/investigations/{w.with_facts}/findings", None, READ),
     "patch finding": (
-        "patch", "/api/findings/{w.finding.pk}", lambda w: {"status": "confirmed"}, WRITE(200)
+        "patch",
+        "/api/findings/{w.finding.pk}",
+        lambda w: {"status": "confirmed"},
+        WRITE(200),
     ),
     "scan host key": (
-        "post", "/api/hosts/{w.keyed_host.pk}/host-key/scan", lambda w: {}, WRITE(200)
+        "post",
+        "/api/hosts/{w.keyed_host.pk}/host-key/scan",
+        lambda w: {},
+        WRITE(200),
     ),
     "trust host key": (
-        "post", "/api/hosts/{w.keyed_host.pk}/host-key/trust",
+        "post",
+        "/api/hosts/{w.keyed_host.pk}/host-key/trust",
         lambda w: {"fingerprint": fresh(w.keyed_host).scanned_key_fingerprint or "SHA256:none"},
         WRITE(200),
     ),
@@ -352,27 +406,31 @@ BODIES = {
         and [(t["host_name"], t["side"], t["status"]) for t in body["targets"]]
         == [("db-a", "a", "succeeded"), ("db-b", "b", "succeeded")]
     ),
-    "list facts": lambda w, body: _facts_of(body) == [
-        ("db-a", "a", "powersave"), ("db-b", "b", "performance")
-    ],
-    "diff facts": lambda w, body: [(p["host_a"], p["differences"]) for p in body]
-    == [(w.host.pk, 1)]
-    and {r["key"]: r["kind"] for r in body[0]["rows"]}["cpu.governor"] == "differs",
-    "list findings": lambda w, body: [
-        (f["rule"], f["side_a"], f["side_b"], f["status"]) for f in body
-    ] == [("cpu_governor", "powersave", "performance", "open")],
-    "scan host key": lambda w, body: body == {
-        "key_type": w.sshd.host_key.key_type, "fingerprint": w.sshd.host_key.fingerprint
-    },
-    "trust host key": lambda w, body: (body["key_type"], body["fingerprint"]) == (
-        w.sshd.host_key.key_type, w.sshd.host_key.fingerprint
+    "list facts": lambda w, body: (
+        _facts_of(body) == [("db-a", "a", "powersave"), ("db-b", "b", "performance")]
+    ),
+    "diff facts": lambda w, body: (
+        [(p["host_a"], p["differences"]) for p in body] == [(w.host.pk, 1)]
+        and {r["key"]: r["kind"] for r in body[0]["rows"]}["cpu.governor"] == "differs"
+    ),
+    "list findings": lambda w, body: (
+        [(f["rule"], f["side_a"], f["side_b"], f["status"]) for f in body]
+        == [("cpu_governor", "powersave", "performance", "open")]
+    ),
+    "scan host key": lambda w, body: (
+        body == {"key_type": w.sshd.host_key.key_type, "fingerprint": w.sshd.host_key.fingerprint}
+    ),
+    "trust host key": lambda w, body: (
+        (body["key_type"], body["fingerprint"])
+        == (w.sshd.host_key.key_type, w.sshd.host_key.fingerprint)
     ),
 }
 
 EFFECTS = {
-    "collect facts": lambda w: [
-        (c.parameters, [t.host.name for t in c.targets.all()]) for c in Collection.objects.all()
-    ] == [({"service": "java", "paths": ["/data"]}, ["db-a"])],
+    "collect facts": lambda w: (
+        [(c.parameters, [t.host.name for t in c.targets.all()]) for c in Collection.objects.all()]
+        == [({"service": "java", "paths": ["/data"]}, ["db-a"])]
+    ),
     "patch finding": lambda w: fresh(w.finding).status == FindingStatus.CONFIRMED,
     "scan host key": lambda w: (
         fresh(w.keyed_host).scanned_key_fingerprint == w.sshd.host_key.fingerprint
@@ -479,8 +537,12 @@ def test_creating_asks_anonymous_callers_to_authenticate(personas, path):
 
 @pytest.mark.parametrize(
     "username, team",
-    [("lena", "Payments SRE"), ("max", "Payments SRE"), ("vera", "Payments SRE"),
-     ("otto", "Another team")],
+    [
+        ("lena", "Payments SRE"),
+        ("max", "Payments SRE"),
+        ("vera", "Payments SRE"),
+        ("otto", "Another team"),
+    ],
 )
 def test_good_credentials_get_a_token_that_works_as_bearer(personas, username, team):
     response = ApiClient().post("/api/auth/token", {"username": username, "password": PASSWORD})
@@ -496,9 +558,7 @@ def test_good_credentials_get_a_token_that_works_as_bearer(personas, username, t
 
 def test_each_login_gets_a_token_of_its_own(personas):
     tokens = {
-        ApiClient().post("/api/auth/token", {"username": "max", "password": PASSWORD}).body[
-            "token"
-        ]
+        ApiClient().post("/api/auth/token", {"username": "max", "password": PASSWORD}).body["token"]
         for _ in range(2)
     }
 
@@ -630,8 +690,11 @@ def test_the_docs_page_is_html_and_loads_nothing_from_a_cdn(db):
 
 @pytest.mark.parametrize(
     "who, before",
-    [("member", ("Payments SRE", "responder")), ("viewer", ("Payments SRE", "viewer")),
-     ("outsider", ("Another team", "lead"))],
+    [
+        ("member", ("Payments SRE", "responder")),
+        ("viewer", ("Payments SRE", "viewer")),
+        ("outsider", ("Another team", "lead")),
+    ],
 )
 def test_creating_a_team_makes_the_caller_its_lead(personas, who, before):
     user = getattr(personas, who)
@@ -726,7 +789,8 @@ def test_the_list_has_items_and_count(personas):
     assert item["status"] == "open"
     assert item["lead"] == "lena"
     assert [(s["key"], s["label"]) for s in item["sides"]] == [
-        ("a", "new cloud"), ("b", "old cloud")
+        ("a", "new cloud"),
+        ("b", "old cloud"),
     ]
 
 
@@ -758,15 +822,25 @@ def varied(personas):
     lead, team = personas.lead, personas.team
     made = {
         "disk": investigation_create(
-            team=team, user=lead, title="Disk latency on VM", severity=Severity.SEV1,
+            team=team,
+            user=lead,
+            title="Disk latency on VM",
+            severity=Severity.SEV1,
             tags=["storage", "vm"],
         ),
         "dns": investigation_create(
-            team=team, user=lead, title="Slow lookups", symptom_metric="DNS resolve time",
-            severity=Severity.SEV2, tags=["network"],
+            team=team,
+            user=lead,
+            title="Slow lookups",
+            symptom_metric="DNS resolve time",
+            severity=Severity.SEV2,
+            tags=["network"],
         ),
         "notes": investigation_create(
-            team=team, user=lead, title="Queue lag", notes="the kafka consumer is starved",
+            team=team,
+            user=lead,
+            title="Queue lag",
+            notes="the kafka consumer is starved",
         ),
     }
     investigation_set_status(investigation=made["dns"], user=lead, status=Status.MITIGATED)
@@ -921,8 +995,12 @@ def test_a_member_creates_an_investigation_with_its_symptom_and_sides(personas):
     assert created["severity"] == "sev2"
     assert created["tags"] == ["containers", "k8s"]
     assert created["symptom"] == {
-        "metric": "throughput", "unit": "TPS", "load": "500 users",
-        "value_a": 1200.0, "value_b": 2400.5, "direction": "higher",
+        "metric": "throughput",
+        "unit": "TPS",
+        "load": "500 users",
+        "value_a": 1200.0,
+        "value_b": 2400.5,
+        "direction": "higher",
         "ratio": pytest.approx(2400.5 / 1200),
     }
     assert when(created["started_at"]) == datetime(2024, 5, 1, 6, 0, tzinfo=UTC)
@@ -952,7 +1030,8 @@ def test_creating_with_only_team_and_title_uses_the_defaults(personas):
     assert response.body["symptom"]["direction"] == "lower"
     assert response.body["symptom"]["ratio"] is None
     assert [(s["label"], s["kind"]) for s in response.body["sides"]] == [
-        ("A", "other"), ("B", "other")
+        ("A", "other"),
+        ("B", "other"),
     ]
 
 
@@ -1167,7 +1246,8 @@ def test_only_a_lead_closes_an_investigation(personas):
     assert_status(closed, 200)
     assert closed.body["status"] == "closed"
     assert member.get(f"{path}/timeline?kind=status").body["items"][-1]["details"] == {
-        "old": "resolved", "new": "closed"
+        "old": "resolved",
+        "new": "closed",
     }
 
 
@@ -1226,8 +1306,12 @@ def _ago(**delta) -> str:
     ],
 )
 def test_impossible_time_orders_are_refused_naming_the_field(personas, times, field):
-    values = {"HOURS_1": _ago(hours=1), "HOURS_2": _ago(hours=2), "HOURS_3": _ago(hours=3),
-              "FUTURE": iso(timezone.now() + timedelta(days=2))}
+    values = {
+        "HOURS_1": _ago(hours=1),
+        "HOURS_2": _ago(hours=2),
+        "HOURS_3": _ago(hours=3),
+        "FUTURE": iso(timezone.now() + timedelta(days=2)),
+    }
     body = {name: values[value] for name, value in times.items()}
     path = f"/api/investigations/{personas.investigation.pk}"
 
@@ -1247,8 +1331,12 @@ def test_a_time_is_checked_against_the_times_already_stored(personas):
     assert_names_field(response, "detected_at", 400)
     created = ApiClient(personas.member).post(
         "/api/investigations",
-        {"team": personas.team.pk, "title": "x", "started_at": _ago(hours=1),
-         "detected_at": _ago(hours=2)},
+        {
+            "team": personas.team.pk,
+            "title": "x",
+            "started_at": _ago(hours=1),
+            "detected_at": _ago(hours=2),
+        },
     )
     assert_names_field(created, "detected_at", 400)
 
@@ -1339,7 +1427,9 @@ def test_a_side_patch_keeps_what_it_does_not_send(personas):
     client = ApiClient(personas.member)
 
     assert client.patch(path, {"kind": "vm"}).body == {
-        "key": "b", "label": "old cloud", "kind": "vm"
+        "key": "b",
+        "label": "old cloud",
+        "kind": "vm",
     }
     assert client.patch(path, {"label": "VM"}).body == {"key": "b", "label": "VM", "kind": "vm"}
 
@@ -1403,8 +1493,12 @@ def test_an_encrypted_key_is_stored_with_its_passphrase_which_never_comes_back(p
 
     response = client.post(
         "/api/credentials",
-        {"team": personas.team.pk, "name": "locked", "private_key": private_key,
-         "passphrase": passphrase},
+        {
+            "team": personas.team.pk,
+            "name": "locked",
+            "private_key": private_key,
+            "passphrase": passphrase,
+        },
     )
 
     assert_status(response, 201)
@@ -1436,10 +1530,18 @@ def test_the_credential_list_shows_each_persona_only_its_teams(world):
         (lambda key: "not a key", "", "private_key", "not a private key"),
         (lambda key: "", "", "private_key", "Paste a private key"),
         (lambda key: key[: len(key) // 2], "", "private_key", "truncated"),
-        (lambda key: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA perf@box", "", "private_key",
-         "public key"),
-        (lambda key: "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n", "",
-         "private_key", "PuTTY"),
+        (
+            lambda key: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA perf@box",
+            "",
+            "private_key",
+            "public key",
+        ),
+        (
+            lambda key: "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\n",
+            "",
+            "private_key",
+            "PuTTY",
+        ),
         (lambda key: "k" * 32_001, "", "private_key", "too long"),
     ],
     ids=["garbage", "empty", "truncated", "public", "putty", "huge"],
@@ -1447,8 +1549,12 @@ def test_the_credential_list_shows_each_persona_only_its_teams(world):
 def test_a_bad_key_is_refused_naming_private_key(personas, make, passphrase, field, message):
     response = ApiClient(personas.member).post(
         "/api/credentials",
-        {"team": personas.team.pk, "name": "bad", "private_key": make(new_private_key()),
-         "passphrase": passphrase},
+        {
+            "team": personas.team.pk,
+            "name": "bad",
+            "private_key": make(new_private_key()),
+            "passphrase": passphrase,
+        },
     )
 
     assert_names_field(response, field, 400)
@@ -1477,8 +1583,12 @@ def test_a_wrong_or_missing_passphrase_is_refused_naming_passphrase(personas, ss
     for passphrase, message in [("the wrong one", "does not unlock"), ("", "enter its passphrase")]:
         response = client.post(
             "/api/credentials",
-            {"team": personas.team.pk, "name": "locked", "private_key": private_key,
-             "passphrase": passphrase},
+            {
+                "team": personas.team.pk,
+                "name": "locked",
+                "private_key": private_key,
+                "passphrase": passphrase,
+            },
         )
         assert_names_field(response, "passphrase", 400)
         assert message in response.body["errors"][0]["message"]
@@ -1508,8 +1618,13 @@ def test_a_credential_in_use_is_not_deleted(world):
 
 
 def _host(personas, **fields):
-    return {"team": personas.team.pk, "name": "web-1", "address": "10.0.0.5",
-            "username": "perf", **fields}
+    return {
+        "team": personas.team.pk,
+        "name": "web-1",
+        "address": "10.0.0.5",
+        "username": "perf",
+        **fields,
+    }
 
 
 @pytest.mark.parametrize(
@@ -1532,9 +1647,17 @@ def test_a_member_adds_a_host_by_name_ipv4_or_ipv6(personas, address, stored):
     assert_status(response, 201)
     assert response.body["address"] == stored
     assert response.body == {
-        "id": response.body["id"], "team": personas.team.pk, "name": "web-1",
-        "address": stored, "port": 22, "username": "perf", "credential": None, "jump_host": None,
-        "transport": "ssh", "host_key_type": "", "host_key_fingerprint": "",
+        "id": response.body["id"],
+        "team": personas.team.pk,
+        "name": "web-1",
+        "address": stored,
+        "port": 22,
+        "username": "perf",
+        "credential": None,
+        "jump_host": None,
+        "transport": "ssh",
+        "host_key_type": "",
+        "host_key_fingerprint": "",
     }
 
 
@@ -1742,13 +1865,19 @@ def test_without_the_local_transport_the_api_makes_no_local_host(world, settings
         ({"paths": "/data"}, "paths", 422),
         ({"kind": "perf"}, "kind", 422),
     ],
-    ids=["service-10k", "service-dotdot", "service-nul", "paths-10k", "paths-10k-absolute",
-         "paths-nine", "paths-not-a-list", "kind-unknown"],
+    ids=[
+        "service-10k",
+        "service-dotdot",
+        "service-nul",
+        "paths-10k",
+        "paths-10k-absolute",
+        "paths-nine",
+        "paths-not-a-list",
+        "kind-unknown",
+    ],
 )
 def test_bad_collection_requests_are_refused_naming_the_field(world, body, field, status):
-    response = ApiClient(world.p.member).post(
-        f"/api/investigations/{world.inv}/collections", body
-    )
+    response = ApiClient(world.p.member).post(f"/api/investigations/{world.inv}/collections", body)
 
     assert_status(response, status)
     assert any(name == field or name.startswith(f"{field}.") for name in fields(response)), (
@@ -1780,7 +1909,10 @@ def test_trusting_before_any_scan_is_refused_naming_fingerprint(world):
 def test_a_local_host_has_no_host_key_to_scan(world, settings):
     settings.LOCAL_TRANSPORT = True
     host = host_create(
-        team=world.p.team, name="here", address="127.0.0.1", username="root",
+        team=world.p.team,
+        name="here",
+        address="127.0.0.1",
+        username="root",
         transport=HostTransport.LOCAL,
     )
 
@@ -1801,16 +1933,23 @@ def test_a_member_places_lists_and_removes_a_host(world):
 
     assert_status(placed, 201)
     assert placed.body == {
-        "id": placed.body["id"], "host": world.spare_host.pk, "host_name": "spare",
-        "side": "b", "role": "load_balancer",
+        "id": placed.body["id"],
+        "host": world.spare_host.pk,
+        "host_name": "spare",
+        "side": "b",
+        "role": "load_balancer",
     }
     listed = client.get(path).body
     assert {(m["host_name"], m["side"], m["role"]) for m in listed} == {
-        ("db-a", "a", "database"), ("spare", "b", "load_balancer")
+        ("db-a", "a", "database"),
+        ("spare", "b", "load_balancer"),
     }
     environment = client.get(f"/api/investigations/{world.inv}/timeline?kind=environment").body
     assert environment["items"][-1]["details"] == {
-        "host": world.spare_host.pk, "side": "b", "role": "load_balancer", "added": True
+        "host": world.spare_host.pk,
+        "side": "b",
+        "role": "load_balancer",
+        "added": True,
     }
     assert_status(client.delete(f"{path}/{placed.body['id']}"), 204)
     assert [m["host_name"] for m in client.get(path).body] == ["db-a"]
@@ -1907,7 +2046,10 @@ def test_back_dated_events_come_back_in_time_order(personas):
     events = client.get(path).body
     assert events["count"] == 5
     assert [e["summary"] for e in events["items"]] == [
-        "last year", "three hours ago", "two hours ago", "an hour ago",
+        "last year",
+        "three hours ago",
+        "two hours ago",
+        "an hour ago",
         "Investigation opened: Checkout p99 doubled on the new cloud",
     ]
     moments = [when(e["occurred_at"]) for e in events["items"]]
@@ -1963,11 +2105,17 @@ def test_the_timeline_filters_by_kind_and_pages(personas):
         ({"kind": "note", "summary": "s" * 100_001}, "summary", 400),
         ({"kind": "note", "summary": 5}, "summary", 422),
         ({"kind": "note", "summary": "x", "occurred_at": "FUTURE"}, "occurred_at", 400),
-        ({"kind": "note", "summary": "x", "occurred_at": "9999-12-31T00:00:00Z"}, "occurred_at",
-         400),
+        (
+            {"kind": "note", "summary": "x", "occurred_at": "9999-12-31T00:00:00Z"},
+            "occurred_at",
+            400,
+        ),
         ({"kind": "note", "summary": "x", "occurred_at": "last tuesday"}, "occurred_at", 422),
-        ({"kind": "note", "summary": "x", "occurred_at": "2024-02-30T00:00:00Z"}, "occurred_at",
-         422),
+        (
+            {"kind": "note", "summary": "x", "occurred_at": "2024-02-30T00:00:00Z"},
+            "occurred_at",
+            422,
+        ),
     ],
 )
 def test_bad_events_are_refused_naming_the_field(personas, body, field, status):
@@ -2056,9 +2204,7 @@ def test_a_malformed_json_body_gets_400_with_a_detail(world, text):
 def test_a_json_body_that_is_not_an_object_is_refused(world, text):
     client = ApiClient(world.p.lead)
 
-    answers = {
-        path: post_raw(client, path, text, method) for method, path in _write_paths(world)
-    }
+    answers = {path: post_raw(client, path, text, method) for method, path in _write_paths(world)}
 
     wrong = {
         path: (response.status_code, response.content[:200])
@@ -2085,7 +2231,8 @@ def test_symptom_values_that_are_not_finite_are_refused(personas, field, value):
     path = f"/api/investigations/{personas.investigation.pk}"
 
     created = post_raw(
-        client, "/api/investigations",
+        client,
+        "/api/investigations",
         f'{{"team": {personas.team.pk}, "title": "t", "{field}": {value}}}',
     )
     patched = post_raw(client, path, f'{{"{field}": {value}}}', "patch")
@@ -2101,11 +2248,19 @@ def test_non_finite_numbers_elsewhere_are_refused(world, value):
     client = ApiClient(world.p.member)
 
     for method, path, body, field in [
-        ("post", "/api/hosts", '{"team": TEAM, "name": "n", "address": "h", "username": "u", '
-         '"port": VALUE}', "port"),
+        (
+            "post",
+            "/api/hosts",
+            '{"team": TEAM, "name": "n", "address": "h", "username": "u", "port": VALUE}',
+            "port",
+        ),
         ("patch", f"/api/hosts/{world.host.pk}", '{"port": VALUE}', "port"),
-        ("post", f"/api/investigations/{world.inv}/members",
-         '{"host": VALUE, "side": "a", "role": "service"}', "host"),
+        (
+            "post",
+            f"/api/investigations/{world.inv}/members",
+            '{"host": VALUE, "side": "a", "role": "service"}',
+            "host",
+        ),
         ("post", "/api/investigations", '{"team": VALUE, "title": "t"}', "team"),
     ]:
         text = body.replace("TEAM", str(world.p.team.pk)).replace("VALUE", value)
@@ -2118,14 +2273,22 @@ def test_bad_ids_in_bodies_are_refused_naming_the_field(world, pk):
 
     for method, path, body, field in [
         ("post", "/api/investigations", {"team": pk, "title": "t"}, "team"),
-        ("post", "/api/credentials",
-         {"team": pk, "name": "k", "private_key": new_private_key()}, "team"),
+        (
+            "post",
+            "/api/credentials",
+            {"team": pk, "name": "k", "private_key": new_private_key()},
+            "team",
+        ),
         ("post", "/api/hosts", _host(world.p, team=pk), "team"),
         ("post", "/api/hosts", _host(world.p, credential=pk), "credential"),
         ("post", "/api/hosts", _host(world.p, jump_host=pk), "jump_host"),
         ("patch", f"/api/hosts/{world.host.pk}", {"jump_host": pk}, "jump_host"),
-        ("post", f"/api/investigations/{world.inv}/members",
-         {"host": pk, "side": "a", "role": "service"}, "host"),
+        (
+            "post",
+            f"/api/investigations/{world.inv}/members",
+            {"host": pk, "side": "a", "role": "service"},
+            "host",
+        ),
     ]:
         assert_names_field(getattr(client, method)(path, body), field, 422)
 
@@ -2147,10 +2310,16 @@ def test_a_one_megabyte_title_is_refused_naming_title(personas):
     "path, body, field",
     [
         ("/api/investigations", {"team": "TEAM", "title": "t", "severity": "urgent"}, "severity"),
-        ("/api/investigations", {"team": "TEAM", "title": "t", "side_b_kind": "cloud"},
-         "side_b_kind"),
-        ("/api/investigations", {"team": "TEAM", "title": "t", "symptom_direction": "up"},
-         "symptom_direction"),
+        (
+            "/api/investigations",
+            {"team": "TEAM", "title": "t", "side_b_kind": "cloud"},
+            "side_b_kind",
+        ),
+        (
+            "/api/investigations",
+            {"team": "TEAM", "title": "t", "symptom_direction": "up"},
+            "symptom_direction",
+        ),
         ("INV", {"status": "archived"}, "status"),
         ("INV", {"severity": "SEV1"}, "severity"),
         ("INV/sides/a", {"kind": "mainframe"}, "kind"),
@@ -2162,9 +2331,8 @@ def test_a_one_megabyte_title_is_refused_naming_title(personas):
     ],
 )
 def test_unknown_enum_values_are_refused_naming_the_field(world, path, body, field):
-    path = (
-        path.replace("INV", f"/api/investigations/{world.inv}")
-        .replace("TEAM_MEMBERS", f"/api/teams/{world.p.team.pk}/members")
+    path = path.replace("INV", f"/api/investigations/{world.inv}").replace(
+        "TEAM_MEMBERS", f"/api/teams/{world.p.team.pk}/members"
     )
     body = {
         k: world.p.team.pk if v == "TEAM" else world.spare_host.pk if v == "HOST" else v
@@ -2204,7 +2372,7 @@ def test_an_unsupported_method_is_not_allowed(personas, method):
 # --- hostile strings --------------------------------------------------------------------------
 
 
-HOSTILE_IDS = ["markup", "sql", "shell", "cjk", "emoji", "10k"]
+HOSTILE_IDS = ["markup", "sql", "shell", "cjk", "emoji", "longest"]
 
 
 @pytest.mark.parametrize("text", HOSTILE_STRINGS, ids=HOSTILE_IDS)
@@ -2213,8 +2381,15 @@ def test_hostile_strings_are_stored_intact(personas, text):
 
     created = client.post(
         "/api/investigations",
-        {"team": personas.team.pk, "title": text, "notes": text, "symptom_metric": text,
-         "symptom_load": text, "side_a_label": text, "side_b_label": text},
+        {
+            "team": personas.team.pk,
+            "title": text,
+            "notes": text,
+            "symptom_metric": text,
+            "symptom_load": text,
+            "side_a_label": text,
+            "side_b_label": text,
+        },
     )
 
     assert_status(created, 201)

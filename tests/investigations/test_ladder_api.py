@@ -570,7 +570,7 @@ def test_a_broken_file_is_400_with_its_line_and_leaves_no_trace(personas):
     )
 
     assert refused_on(response, "file") == (
-        "line 12: expected 'Requests/sec: <number>', found 'Requests/sec:   banana'"
+        "wrk.txt: line 12: expected 'Requests/sec: <number>', found 'Requests/sec:   banana'"
     )
     assert rows() == before
 
@@ -603,7 +603,7 @@ def test_a_file_that_is_not_utf8_is_400(personas):
         format="wrk",
     )
 
-    assert refused_on(response, "file") == "not UTF-8 text (byte 0)."
+    assert refused_on(response, "file") == "wrk.txt: not UTF-8 text (byte 0)."
     assert not Ladder.objects.exists()
 
 

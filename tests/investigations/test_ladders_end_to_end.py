@@ -4,10 +4,11 @@ capacity, through the JSON API and a real Celery worker."""
 import glob
 import shutil
 import time
+from datetime import timedelta
 
 import pytest
 
-from investigations.models import LadderSample, TimelineEvent
+from investigations.models import Ladder, LadderSample, LadderStep, TimelineEvent
 from tests.conftest import ApiClient, wait_for
 from tests.ladders import none_left, require
 from tests.loadservers import http_server
@@ -37,7 +38,7 @@ def test_the_weaker_side_reaches_its_knee_first_and_the_sides_diverge(
                 "side_b_url": strong,
                 "steps": [1, 4, 16],
                 "step_seconds": 2,
-                "warmup_seconds": 0,
+                "warmup_seconds": 1,
                 "tool": "wrk",
             },
         )
@@ -77,6 +78,12 @@ def test_the_weaker_side_reaches_its_knee_first_and_the_sides_diverge(
         assert a["planned_at"] == b["planned_at"], (a, b)
         for side in (a, b):
             assert _seconds(side["started_at"]) >= _seconds(side["planned_at"]), side
+    # A step's planned start is its measured load's, after the warm-up: lateness (started_at
+    # less planned_at) never counts the warm-up itself.
+    stored = Ladder.objects.get(pk=created.body["id"])
+    for step in LadderStep.objects.filter(ladder_side__ladder=stored):
+        slot = stored.start_at + timedelta(seconds=step.index * stored.slot_seconds)
+        assert step.planned_at == slot + timedelta(seconds=stored.warmup_seconds), step
     # The service hosts were sampled every second during each step.
     assert results[("a", 4)]["cpu_user"] is not None
     assert LadderSample.objects.filter(tool="vmstat").count() == 6

@@ -664,9 +664,7 @@ def test_an_unknown_status_is_named(world):
 
 
 def test_a_step_title_too_long_is_named(world):
-    response = ApiClient(world.p.member).post(
-        f"{world.base}/checklist", {"title": HOSTILE_STRINGS[-1]}
-    )
+    response = ApiClient(world.p.member).post(f"{world.base}/checklist", {"title": "x" * 10_000})
 
     refused_on(response, "title")
 
@@ -794,8 +792,8 @@ def test_a_link_too_long_for_its_column_is_refused_by_name(world):
 @pytest.mark.parametrize(
     ("body", "field"),
     [
-        ({"label": HOSTILE_STRINGS[-1]}, "label"),
-        ({"label": "x", "spec_b": "s" * 10_001}, "spec_b"),
+        ({"label": "x" * 10_000}, "label"),
+        ({"label": "x", "spec_b": "s" * 2_001}, "spec_b"),
         ({"label": "x", "values_a": {f"k{i}": "v" for i in range(51)}}, "values_a"),
         ({"label": "x", "values_a": {"k": "v" * 1001}}, "values_a"),
         ({"label": "x", "values_a": {"k": 1}}, "values_a"),

@@ -70,7 +70,6 @@ STEP_KEYS = [
     "root_cause",
     "write_up",
 ]
-LONG = HOSTILE_STRINGS[-1]
 SHORT_HOSTILE = [s for s in HOSTILE_STRINGS if len(s) <= 200]
 
 
@@ -244,9 +243,9 @@ def test_another_investigation_may_use_the_same_label(personas):
         ({"label": "", "kind": "service"}, "label"),
         ({"label": "  \n ", "kind": "service"}, "label"),
         ({"label": "x" * 201, "kind": "service"}, "label"),
-        ({"label": LONG, "kind": "service"}, "label"),
-        ({"label": "x", "kind": "service", "spec_a": "s" * 10_001}, "spec_a"),
-        ({"label": "x", "kind": "service", "spec_b": "s" * 10_001}, "spec_b"),
+        ({"label": "x" * 10_000, "kind": "service"}, "label"),
+        ({"label": "x", "kind": "service", "spec_a": "s" * 2_001}, "spec_a"),
+        ({"label": "x", "kind": "service", "spec_b": "s" * 2_001}, "spec_b"),
         ({"label": "x", "kind": "service", "values_a": ["not", "pairs"]}, "values_a"),
         ({"label": "x", "kind": "service", "values_b": {"": "empty key"}}, "values_b"),
         ({"label": "x", "kind": "service", "values_a": {"k" * 201: "v"}}, "values_a"),
@@ -268,9 +267,9 @@ def test_a_bad_node_is_refused_on_the_field_at_fault(personas, fields, field):
 
 
 def test_the_longest_label_and_specification_are_accepted(personas):
-    created = node(personas, "x" * 200, spec_a="s" * 10_000)
+    created = node(personas, "x" * 200, spec_a="s" * 2_000)
 
-    assert (len(fresh(created).label), len(fresh(created).spec_a)) == (200, 10_000)
+    assert (len(fresh(created).label), len(fresh(created).spec_a)) == (200, 2_000)
 
 
 @pytest.mark.parametrize("side", ["hosts_a", "hosts_b"])
@@ -751,7 +750,7 @@ def test_the_symptom_step_is_done_when_metric_and_both_values_arrive_and_reopens
 
     assert summaries(p, EventKind.CHECKLIST) == [
         "Checklist: 'State the symptom exactly' done (TPS: 480 on A, 960 on B)",
-        "Checklist: 'State the symptom exactly' reopened, its evidence is gone",
+        "Checklist: 'State the symptom exactly' reopened: its evidence no longer holds",
     ]
     assert {e.details["item"] for e in events(p, EventKind.CHECKLIST)} == {"symptom"}
 
@@ -1131,11 +1130,11 @@ def test_a_teams_own_steps_get_unique_keys_and_come_last(personas):
     [
         ("", "Write what the step is."),
         (" \n\t ", "Write what the step is."),
-        ("x" * 501, "Keep a step's title under 500 characters."),
-        (LONG, "Keep a step's title under 500 characters."),
+        ("x" * 201, "Keep it to 200 characters (this is 201)."),
+        ("x" * 10_000, "Keep it to 200 characters (this is 10,000)."),
     ],
 )
-def test_a_step_needs_a_title_of_at_most_500_characters(personas, title, message):
+def test_a_step_needs_a_title_of_at_most_200_characters(personas, title, message):
     errors = refused(
         checklist_item_add, investigation=personas.investigation, user=personas.member, title=title
     )
@@ -1144,12 +1143,12 @@ def test_a_step_needs_a_title_of_at_most_500_characters(personas, title, message
     assert personas.investigation.checklist.count() == 11
 
 
-def test_a_title_of_500_characters_is_accepted(personas):
+def test_a_title_of_200_characters_is_accepted(personas):
     added = checklist_item_add(
-        investigation=personas.investigation, user=personas.member, title="t" * 500
+        investigation=personas.investigation, user=personas.member, title="t" * 200
     )
 
-    assert len(fresh(added).title) == 500
+    assert len(fresh(added).title) == 200
 
 
 def test_progress_counts_the_steps_done_and_not_applicable(personas):
@@ -1683,14 +1682,14 @@ def test_assigning_someone_outside_the_team_answers_400_and_assigns_no_one(world
 
 
 def test_a_step_of_ones_own_with_a_title_too_long_answers_400_and_keeps_what_was_typed(world):
-    title = "t" * 501
+    title = "t" * 201
 
     response = world.p.client(world.p.member).post(
         reverse("checklist", args=[_i(world)]), {"step-title": title}, **HX
     )
 
     assert response.status_code == 400
-    assert "Keep a step&#x27;s title under 500 characters." in page(response)
+    assert "Keep it to 200 characters (this is 201)." in page(response)
     assert input_value(response, "step-title") == title
     assert world.investigation.checklist.count() == 11
 
@@ -1846,7 +1845,7 @@ def test_a_hostile_label_is_stored_intact_and_shown_escaped_everywhere(world, la
 def test_a_label_of_10000_characters_is_refused_clearly_on_the_page(world):
     response = world.p.client(world.p.member).post(
         reverse("path_node_new", args=[_i(world)]),
-        {"node-kind": "service", "node-label": LONG},
+        {"node-kind": "service", "node-label": "x" * 10_000},
         **HX,
     )
 
@@ -1893,11 +1892,8 @@ def test_hostile_checklist_titles_and_notes_are_stored_intact_and_shown_escaped(
 
     assert item(p, "ladder").notes == text
     custom = list(world.investigation.checklist.filter(custom=True).values_list("title", flat=True))
-    if len(text) <= 500:
-        assert custom == [text]
-    else:
-        assert custom == []
-        assert "under 500 characters" in page(added)
+    assert custom == [text]
+    assert added.status_code == 200
     html = page(p.client(p.viewer).get(reverse("checklist", args=[_i(world)]), **HX))
     assert escape(text) in html
     assert "<script>alert" not in html and "<img src=x" not in html

@@ -98,8 +98,8 @@ def collection_request(
     timeline_event_log(
         investigation=investigation,
         kind=EventKind.COLLECTION,
-        summary=f"{in_english(collection.get_kind_display())} requested from {len(targets)} "
-        f"hosts: {names}",
+        summary=f"{in_english(CollectionKind(collection.kind).label)} requested from "
+        f"{len(targets)} hosts: {names}",
         author=user,
         details={"collection": collection.pk, **parameters},
     )
@@ -256,7 +256,7 @@ def collection_complete_if_done(*, collection_id: int) -> None:
     collection.save(update_fields=["completed_at"])
     failed = [t for t in targets if t.status == TargetStatus.FAILED]
     summary = (
-        f"{in_english(collection.get_kind_display())} collected from "
+        f"{in_english(CollectionKind(collection.kind).label)} collected from "
         f"{len(targets) - len(failed)} of {len(targets)} hosts"
     )
     if failed:

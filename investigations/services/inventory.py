@@ -181,7 +181,7 @@ def member_add(
         kind=EventKind.ENVIRONMENT,
         summary=(
             f"Placed {host.name} on side {side.key.upper()} ({side.label}) "
-            f"as {in_english(member.get_role_display()).lower()}"
+            f"as {in_english(HostRole(member.role).label).lower()}"
         ),
         author=user,
         details={"host": host.pk, "side": side.key, "role": role, "added": True},
@@ -197,7 +197,7 @@ def member_remove(*, member: EnvironmentMember, user) -> None:
         investigation=member.investigation,
         kind=EventKind.ENVIRONMENT,
         summary=(
-            f"Removed {host.name} ({in_english(member.get_role_display()).lower()}) "
+            f"Removed {host.name} ({in_english(HostRole(member.role).label).lower()}) "
             f"from side {side.key.upper()} ({side.label})"
         ),
         author=user,

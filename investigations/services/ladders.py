@@ -337,7 +337,7 @@ def ladder_finish_if_done(*, ladder_id: int) -> None:
     )
     ladder_log(
         ladder=ladder,
-        summary=f"Ladder {in_english(ladder.get_status_display()).lower()}: "
+        summary=f"Ladder {in_english(LadderStatus(ladder.status).label).lower()}: "
         f"{ladder.analysis['divergence']['reason']}" + (f"; {failures}" if failures else ""),
         status=ladder.status,
     )

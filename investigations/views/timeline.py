@@ -65,7 +65,8 @@ def timeline(request: HttpRequest, pk: int) -> HttpResponse:
     if not wants_partial(request):
         url = reverse("investigation_detail", args=[pk])
         kind = request.GET.get("kind", "")
-        return redirect(f"{url}?kind={kind}#timeline" if kind in (*EventKind.values, STORY) else url)
+        known = kind in (*EventKind.values, STORY)
+        return redirect(f"{url}?kind={kind}#timeline" if known else url)
     if request.GET.get("v") == timeline_version(investigation=investigation):
         response = HttpResponse(status=204)
     else:

@@ -36,7 +36,13 @@ def po_entries(text: str) -> list[dict]:
                 entries.append(entry)
             entry, field = None, None
             continue
-        entry = entry or {"msgid": "", "msgstr": [], "flags": set(), "obsolete": False}
+        entry = entry or {
+            "msgid": "",
+            "plural": "",
+            "msgstr": [],
+            "flags": set(),
+            "obsolete": False,
+        }
         if line.startswith("#~"):
             entry["obsolete"] = True
         elif line.startswith("#,"):
@@ -46,12 +52,14 @@ def po_entries(text: str) -> list[dict]:
         elif line.startswith("msgid "):
             field, entry["msgid"] = "msgid", unquote(line[6:])
         elif line.startswith("msgid_plural "):
-            field = "plural"
+            field, entry["plural"] = "plural", unquote(line[13:])
         elif line.startswith("msgstr"):
             field = "msgstr"
             entry["msgstr"].append(unquote(line.split(" ", 1)[1]))
         elif line.startswith('"') and field == "msgid":
             entry["msgid"] += unquote(line)
+        elif line.startswith('"') and field == "plural":
+            entry["plural"] += unquote(line)
         elif line.startswith('"') and field == "msgstr":
             entry["msgstr"][-1] += unquote(line)
     return entries
@@ -101,9 +109,11 @@ def test_the_catalogue_compiles_and_keeps_placeholders(tmp_path):
         capture_output=True,
     )
     for entry in po_entries(CATALOGUE.read_text()):
-        named = set(re.findall(r"%\((\w+)\)", entry["msgid"]))
+        # A plural entry's one Chinese form may use the singular's or the plural's values.
+        named = set(re.findall(r"%\((\w+)\)", entry["msgid"] + entry["plural"]))
         for text in entry["msgstr"]:
-            assert set(re.findall(r"%\((\w+)\)", text)) == named, entry["msgid"]
+            used = set(re.findall(r"%\((\w+)\)", text))
+            assert used <= named if entry["plural"] else used == named, entry["msgid"]
 
 
 @pytest.mark.django_db
@@ -111,6 +121,6 @@ def test_a_browser_asking_for_chinese_gets_chinese(client):
     answer = client.get("/accounts/login/", HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9,en;q=0.5")
     assert answer.status_code == 200
     assert 'lang="zh-hans"' in answer.text
-    with translation.override("zh-hans"):
-        assert translation.gettext("Sign in") != "Sign in"
-    assert translation.gettext("Sign in") == "Sign in"
+    assert "登录" in answer.text  # "Sign in"
+    with translation.override("en"):
+        assert "Sign in" in client.get("/accounts/login/").text

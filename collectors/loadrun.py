@@ -14,10 +14,13 @@ from urllib.parse import urlsplit
 # The wrapper runs the tool under timeout(1) in the background, writes timeout's PID to the
 # file while it runs and removes the file when it ends: a PID file that exists always names
 # a live tool, never a recycled PID. timeout passes a TERM on to the tool. stdin is passed
-# on through fd 3 (a background job's own stdin is /dev/null).
+# on through fd 3 (a background job's own stdin is /dev/null). sshd sends the wrapper a HUP
+# when its channel closes while it runs (a cancelled run closes its connections): the trap
+# then ends the tool and removes the file, rather than dying with the file left behind.
 WRAPPER = (
-    'file=$1 limit=$2; shift 2; exec 3<&0; timeout -k 5 "$limit" "$@" <&3 3<&- & '
-    'echo $! > "$file"; wait $!; status=$?; rm -f "$file"; exit $status'
+    'file=$1 limit=$2; shift 2; exec 3<&0; timeout -k 5 "$limit" "$@" <&3 3<&- & pid=$!; '
+    'trap \'kill -TERM $pid 2>/dev/null; wait $pid; rm -f "$file"; exit 129\' HUP TERM INT; '
+    'echo $pid > "$file"; wait $pid; status=$?; rm -f "$file"; exit $status'
 )
 KILL = 'for f in "$@"; do [ -r "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null; done; true'
 

@@ -555,3 +555,31 @@ def test_no_pid_file_of_these_tests_is_left(pid_name):
     ]
 
     assert leftovers == []
+
+
+def test_a_hangup_of_the_wrapper_ends_the_tool_and_removes_its_pid_file(tmp_path):
+    """sshd hangs up on the wrapper when a cancelled run closes its channel."""
+    import signal
+
+    from collectors.loadrun import WRAPPER
+
+    pidfile = tmp_path / "tool.pid"
+    shell = subprocess.Popen(
+        ["sh", "-c", WRAPPER, "sh", str(pidfile), "60", "sleep", "30"], stdin=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 10
+    while not (pidfile.exists() and pidfile.read_text().strip()):
+        assert time.monotonic() < deadline, "the wrapper never wrote its PID file"
+        time.sleep(0.05)
+    tool = int(pidfile.read_text())
+
+    os.kill(shell.pid, signal.SIGHUP)
+
+    assert shell.wait(timeout=10) == 129
+    assert not pidfile.exists()
+    deadline = time.monotonic() + 10
+    while (
+        os.path.exists(f"/proc/{tool}") and "Z" not in open(f"/proc/{tool}/stat").read().split()[2]
+    ):
+        assert time.monotonic() < deadline, "the tool outlived its wrapper"
+        time.sleep(0.05)

@@ -429,3 +429,20 @@ def test_search_leaves_out_cases_that_do_not_mention_it(personas):
     )
 
     assert personas.investigation.title not in page(response)
+
+
+def test_the_path_add_forms_are_closed_until_asked_for_or_failed(personas):
+    client = personas.client(personas.member)
+    url = reverse("investigation_detail", args=[personas.investigation.pk])
+
+    closed = page(client.get(url))
+    assert '<details class="path-add">' in closed
+
+    failed = page(
+        client.post(
+            reverse("path_node_new", args=[personas.investigation.pk]),
+            {"node-kind": "service", "node-label": ""},
+            **HX,
+        )
+    )
+    assert '<details class="path-add" open>' in failed

@@ -8,7 +8,16 @@ COPY pyproject.toml ./
 COPY app ./app
 COPY investigations ./investigations
 COPY collectors ./collectors
-RUN pip install -e .
+# The capture analysis's hot loop is C (collectors/capture/_core.c): built here, then the
+# compiler goes.
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && pip install -e . \
+    && apt-get purge -y gcc libc6-dev && apt-get autoremove -y && rm -rf /var/lib/apt/lists/*
+
+# A CJK font, so that Chinese text comes out as Chinese (not boxes) wherever this image
+# renders a page to PDF or an image; the print view's font stack names it.
+RUN apt-get update && apt-get install -y --no-install-recommends fonts-wqy-microhei \
+    && rm -rf /var/lib/apt/lists/*
 
 COPY manage.py ./
 COPY templates ./templates

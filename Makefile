@@ -6,7 +6,7 @@ PORT ?= 8000
 
 .PHONY: install run test lint bench migrate demo clean messages translations static
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml collectors/capture/_core.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'
@@ -50,11 +50,15 @@ test: install var messages static
 
 # Speed targets, measured on real sshd test hosts (needs root for their mount namespaces):
 # host facts end to end through the API of a default stack of the bench's own (a temporary
-# var dir and port; `make run`'s var/ is never touched) against ansible, then the ladder.
+# var dir and port; `make run`'s var/ is never touched) against ansible, then the ladder,
+# then folding a large perf script against FlameGraph's stackcollapse-perf.pl, then
+# analysing a capture of 1.2 million packets against tshark (engine, and through a stack).
 bench: install var
 	status=0; \
 	$(PY) -m tests.bench.bench_facts || status=$$?; \
 	$(PY) -m tests.bench.bench_ladder || status=$$?; \
+	$(PY) -m tests.bench.bench_fold || status=$$?; \
+	$(PY) -m tests.bench.bench_capture || status=$$?; \
 	exit $$status
 
 lint: install

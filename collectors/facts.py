@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from collectors.parsers import PARSERS, finish
+from collectors.phrase import Phrase
+from collectors.phrase import gettext_noop as _
 
 SCRIPT = (Path(__file__).parent / "probes" / "facts.sh").read_bytes()
 DEFAULT_TIMEOUT = 60.0
@@ -34,14 +36,18 @@ class FactsRequest:
 def validate_service(value: str) -> str:
     value = value.strip()
     if value and not _SERVICE.match(value):
-        raise ValueError("A process name (letters, digits and _ . : @ + -, at most 64) or a PID.")
+        raise ValueError(
+            Phrase(_("A process name (letters, digits and _ . : @ + -, at most 64) or a PID."))
+        )
     return value
 
 
 def validate_path(value: str) -> str:
     value = value.strip()
     if not _PATH.match(value) or "/../" in value + "/":
-        raise ValueError("An absolute path of letters, digits and _ . @ + - / (no spaces).")
+        raise ValueError(
+            Phrase(_("An absolute path of letters, digits and _ . @ + - / (no spaces)."))
+        )
     return value
 
 
@@ -109,7 +115,7 @@ def split_sections(raw: bytes) -> dict[str, Section]:
     for match in pattern.finditer(text):
         rc = match.group("rc")
         sections[match.group("name")] = Section(
-            text=match.group("body"),
+            text=match.group("body").rstrip("\n"),
             exit_status=int(rc) if rc is not None else None,
             via_sudo=bool(match.group("sudo")),
         )

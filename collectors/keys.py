@@ -7,11 +7,14 @@ from dataclasses import dataclass
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import dsa, ec, ed25519, rsa
 
+from collectors.phrase import Phrase
+from collectors.phrase import gettext_noop as _
+
 MIN_RSA_BITS = 2048
 
 
 class PrivateKeyError(ValueError):
-    """The text is not a usable private key; the message says what to do."""
+    """The text is not a usable private key; the message (a Phrase) says what to do."""
 
 
 @dataclass(frozen=True)
@@ -26,27 +29,35 @@ def inspect_private_key(text: str, passphrase: str = "") -> PrivateKeyInfo:
     """Parse an OpenSSH or PEM private key; raise PrivateKeyError with a reason if unusable."""
     data = text.strip().replace("\r\n", "\n").encode()
     if not data:
-        raise PrivateKeyError("Paste a private key.")
+        raise PrivateKeyError(Phrase(_("Paste a private key.")))
     if data.startswith((b"ssh-", b"ecdsa-")):
         raise PrivateKeyError(
-            "This is a public key. Paste the private key (the file without .pub)."
+            Phrase(_("This is a public key. Paste the private key (the file without .pub)."))
         )
     if data.startswith(b"PuTTY-User-Key-File"):
         raise PrivateKeyError(
-            "PuTTY keys are not supported: export it in OpenSSH format "
-            "(puttygen key.ppk -O private-openssh -o key)."
+            Phrase(
+                _(
+                    "PuTTY keys are not supported: export it in OpenSSH format "
+                    "(puttygen key.ppk -O private-openssh -o key)."
+                )
+            )
         )
     key, encrypted = _load(data, passphrase.encode() or None)
     if isinstance(key, dsa.DSAPrivateKey):
-        raise PrivateKeyError("DSA keys are refused by current OpenSSH; use ed25519.")
+        raise PrivateKeyError(Phrase(_("DSA keys are refused by current OpenSSH; use ed25519.")))
     if isinstance(key, rsa.RSAPrivateKey) and key.key_size < MIN_RSA_BITS:
         raise PrivateKeyError(
-            f"This RSA key has {key.key_size} bits; at least {MIN_RSA_BITS} are needed."
+            Phrase(
+                _("This RSA key has %(bits)s bits; at least %(minimum)s are needed."),
+                bits=key.key_size,
+                minimum=MIN_RSA_BITS,
+            )
         )
     if not isinstance(
         key, ed25519.Ed25519PrivateKey | ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey
     ):
-        raise PrivateKeyError("Only ed25519, ECDSA and RSA keys are supported.")
+        raise PrivateKeyError(Phrase(_("Only ed25519, ECDSA and RSA keys are supported.")))
     key_type, blob = public_key_blob(key)
     bits = 256 if isinstance(key, ed25519.Ed25519PrivateKey) else key.key_size
     return PrivateKeyInfo(key_type, bits, fingerprint_of_blob(blob), encrypted)
@@ -55,7 +66,7 @@ def inspect_private_key(text: str, passphrase: str = "") -> PrivateKeyInfo:
 def load_private_key(text: str, passphrase: str = ""):
     """The cryptography key object; raises PrivateKeyError like inspect_private_key."""
     data = text.strip().replace("\r\n", "\n").encode()
-    key, _ = _load(data, passphrase.encode() or None)
+    key, _encrypted = _load(data, passphrase.encode() or None)
     return key
 
 
@@ -75,7 +86,9 @@ def fingerprint_of_blob(blob: bytes) -> str:
 
 OPENSSH_BEGIN = b"-----BEGIN OPENSSH PRIVATE KEY-----"
 OPENSSH_MAGIC = b"openssh-key-v1\x00"
-NOT_VALID = "This is not a valid private key in OpenSSH or PEM format (it may be truncated)."
+NOT_VALID = Phrase(
+    _("This is not a valid private key in OpenSSH or PEM format (it may be truncated).")
+)
 
 
 def _is_encrypted(data: bytes) -> bool:
@@ -99,10 +112,10 @@ def _is_encrypted(data: bytes) -> bool:
 def _load(data: bytes, password: bytes | None):
     is_openssh = data.startswith(OPENSSH_BEGIN)
     if not is_openssh and not data.startswith(b"-----BEGIN"):
-        raise PrivateKeyError("This is not a private key in OpenSSH or PEM format.")
+        raise PrivateKeyError(Phrase(_("This is not a private key in OpenSSH or PEM format.")))
     encrypted = _is_encrypted(data)
     if encrypted and password is None:
-        raise PrivateKeyError("This key is encrypted: enter its passphrase.")
+        raise PrivateKeyError(Phrase(_("This key is encrypted: enter its passphrase.")))
     loader = (
         serialization.load_ssh_private_key if is_openssh else serialization.load_pem_private_key
     )
@@ -111,5 +124,5 @@ def _load(data: bytes, password: bytes | None):
         return loader(data, password if encrypted else None), encrypted
     except Exception:  # cryptography raises assorted errors on bad input
         if encrypted:
-            raise PrivateKeyError("The passphrase does not unlock this key.") from None
+            raise PrivateKeyError(Phrase(_("The passphrase does not unlock this key."))) from None
         raise PrivateKeyError(NOT_VALID) from None

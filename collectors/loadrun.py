@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from collectors.phrase import Phrase, gettext_noop
+
 # The wrapper runs the tool under timeout(1) in the background, writes timeout's PID to the
 # file while it runs and removes the file when it ends: a PID file that exists always names
 # a live tool, never a recycled PID. timeout passes a TERM on to the tool. stdin is passed
@@ -19,7 +21,7 @@ from urllib.parse import urlsplit
 # then ends the tool and removes the file, rather than dying with the file left behind.
 WRAPPER = (
     'file=$1 limit=$2; shift 2; exec 3<&0; timeout -k 5 "$limit" "$@" <&3 3<&- & pid=$!; '
-    'trap \'kill -TERM $pid 2>/dev/null; wait $pid; rm -f "$file"; exit 129\' HUP TERM INT; '
+    "trap 'kill -TERM $pid 2>/dev/null; wait $pid; rm -f \"$file\"; exit 129' HUP TERM INT; "
     'echo $pid > "$file"; wait $pid; status=$?; rm -f "$file"; exit $status'
 )
 KILL = 'for f in "$@"; do [ -r "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null; done; true'
@@ -57,35 +59,43 @@ def validate_url(url: str) -> str:
     """An http(s) URL with a host, and no spaces or quotes: it goes to the tool as one word."""
     url = url.strip()
     if any(ord(char) < 32 or ord(char) == 127 for char in url):
-        raise ValueError("A URL may not contain spaces, quotes or control characters.")
+        raise ValueError(
+            Phrase(gettext_noop("A URL may not contain spaces, quotes or control characters."))
+        )
     if len(url) > 2000:
-        raise ValueError("A URL may be at most 2000 characters long.")
+        raise ValueError(Phrase(gettext_noop("A URL may be at most 2000 characters long.")))
     try:
         parts = urlsplit(url)
         hostname = parts.hostname
     except ValueError:
         parts = hostname = None
     if parts is None or parts.scheme not in ("http", "https") or not hostname:
-        raise ValueError("Enter an http:// or https:// URL with a host name.")
+        raise ValueError(Phrase(gettext_noop("Enter an http:// or https:// URL with a host name.")))
     try:
         port = parts.port
     except ValueError:
         port = 0
     if port == 0:
-        raise ValueError("The port must be a number from 1 to 65535.")
+        raise ValueError(Phrase(gettext_noop("The port must be a number from 1 to 65535.")))
     if not hostname.startswith("[") and (
         len(hostname) > 253 or any(not 0 < len(label) <= 63 for label in hostname.split("."))
     ):
         # DNS: at most 63 characters a label, 253 in all; no tool could resolve it.
-        raise ValueError("Enter an http:// or https:// URL with a host name.")
+        raise ValueError(Phrase(gettext_noop("Enter an http:// or https:// URL with a host name.")))
     if not url.isascii():
         raise ValueError(
-            "Write other than ASCII characters encoded: the host name in punycode "
-            "(xn--...), the path with %XX."
+            Phrase(
+                gettext_noop(
+                    "Encode characters other than ASCII: the host name in punycode (xn--...), "
+                    "the path as %XX."
+                )
+            )
         )
     rest = url[len(f"{parts.scheme}://") :]
     if not _URL_PATH.match(rest):
-        raise ValueError("A URL may not contain spaces, quotes or control characters.")
+        raise ValueError(
+            Phrase(gettext_noop("A URL may not contain spaces, quotes or control characters."))
+        )
     return url
 
 

@@ -10,6 +10,8 @@ import threading
 from typing import BinaryIO
 
 from collectors.errors import CommandTimedOut
+from collectors.phrase import Phrase
+from collectors.phrase import gettext_noop as _
 from collectors.ssh import RunResult
 
 
@@ -75,7 +77,11 @@ class LocalConnection:
             reader.join()
         if timed_out.is_set():
             raise CommandTimedOut(
-                f"The command on {self.name} did not finish within {timeout:g} s."
+                Phrase(
+                    _("The command on %(host)s did not finish within %(seconds)s s."),
+                    host=self.name,
+                    seconds=f"{timeout:g}",
+                )
             )
         return RunResult(
             exit_status=None if truncated else exit_status,

@@ -24,6 +24,8 @@ from collectors.errors import (
     Unreachable,
 )
 from collectors.keys import PrivateKeyError, fingerprint_of_blob, load_private_key
+from collectors.phrase import Phrase, phrase_of
+from collectors.phrase import gettext_noop as _
 
 # Host key algorithms paramiko may negotiate for a pinned key of each type.
 _ALGORITHMS_FOR = {
@@ -72,7 +74,9 @@ def paramiko_key(text: str, passphrase: str = "") -> paramiko.PKey:
     try:
         key = load_private_key(text, passphrase)
     except PrivateKeyError as error:
-        raise AuthenticationFailed(f"The stored credential cannot be used: {error}") from None
+        raise AuthenticationFailed(
+            Phrase(_("The stored credential cannot be used: %(error)s"), error=phrase_of(error))
+        ) from None
     openssh = key.private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.OpenSSH,
@@ -85,7 +89,9 @@ def paramiko_key(text: str, passphrase: str = "") -> paramiko.PKey:
     elif isinstance(key, rsa.RSAPrivateKey):
         cls = paramiko.RSAKey
     else:
-        raise AuthenticationFailed("The stored credential is not an ed25519, ECDSA or RSA key.")
+        raise AuthenticationFailed(
+            Phrase(_("The stored credential is not an ed25519, ECDSA or RSA key."))
+        )
     return cls.from_private_key(io.StringIO(openssh))
 
 
@@ -128,18 +134,41 @@ def _socket_to(address: str, port: int, timeout: float, via: "Connection | None"
             )
         except (paramiko.ChannelException, paramiko.SSHException, OSError) as error:
             raise Unreachable(
-                f"Cannot reach {label} through the jump host {via.endpoint.name}: {error}"
+                Phrase(
+                    _("Cannot reach %(host)s through the jump host %(jump)s: %(error)s"),
+                    host=label,
+                    jump=via.endpoint.name,
+                    error=str(error),
+                )
             ) from None
     try:
         return _tcp(address, port, timeout)
     except ConnectionRefusedError:
-        raise Unreachable(f"Cannot reach {label}: connection refused (is sshd running?)") from None
+        raise Unreachable(
+            Phrase(_("Cannot reach %(host)s: connection refused (is sshd running?)"), host=label)
+        ) from None
     except TimeoutError:
-        raise Unreachable(f"Cannot reach {label}: no answer within {timeout:g} s") from None
+        raise Unreachable(
+            Phrase(
+                _("Cannot reach %(host)s: no answer within %(seconds)s s"),
+                host=label,
+                seconds=f"{timeout:g}",
+            )
+        ) from None
     except socket.gaierror as error:
-        raise Unreachable(f"Cannot resolve {address}: {error.strerror}") from None
+        raise Unreachable(
+            Phrase(
+                _("Cannot resolve %(address)s: %(error)s"), address=address, error=error.strerror
+            )
+        ) from None
     except OSError as error:
-        raise Unreachable(f"Cannot reach {label}: {error.strerror or error}") from None
+        raise Unreachable(
+            Phrase(
+                _("Cannot reach %(host)s: %(error)s"),
+                host=label,
+                error=str(error.strerror or error),
+            )
+        ) from None
 
 
 class _KeyTypeRefused(Exception):
@@ -162,11 +191,15 @@ def _start_transport(sock, timeout: float, label: str, key_type: str | None) -> 
         transport.close()
         if key_type is not None:
             raise _KeyTypeRefused() from None
-        raise Unreachable(f"No SSH handshake with {label}: no common algorithms") from None
+        raise Unreachable(
+            Phrase(_("No SSH handshake with %(host)s: no common algorithms"), host=label)
+        ) from None
     except (paramiko.SSHException, EOFError, OSError) as error:
         transport.close()
         reason = error or "connection closed"
-        raise Unreachable(f"No SSH handshake with {label}: {reason}") from None
+        raise Unreachable(
+            Phrase(_("No SSH handshake with %(host)s: %(error)s"), host=label, error=str(reason))
+        ) from None
     return transport
 
 
@@ -206,8 +239,13 @@ class Connection:
         endpoint = self.endpoint
         if endpoint.host_key is None:
             raise HostKeyNotTrusted(
-                f"The host key of {endpoint.name} is not trusted yet: scan it and trust it on "
-                "the host's page first."
+                Phrase(
+                    _(
+                        "The host key of %(host)s is not trusted yet: scan it and trust it on "
+                        "the host's page first."
+                    ),
+                    host=endpoint.name,
+                )
             )
         if endpoint.jump is not None:
             self.jump = Connection(endpoint.jump)
@@ -232,21 +270,46 @@ class Connection:
             self.transport.auth_publickey(endpoint.username, key)
         except paramiko.AuthenticationException:
             raise AuthenticationFailed(
-                f"Permission denied for {endpoint.username}@{endpoint.address}: the host does "
-                "not accept the credential's key (check authorized_keys and the user name)."
+                Phrase(
+                    _(
+                        "Permission denied for %(user)s@%(address)s: the host does not accept "
+                        "the credential's key (check authorized_keys and the user name)."
+                    ),
+                    user=endpoint.username,
+                    address=endpoint.address,
+                )
             ) from None
         except (paramiko.SSHException, EOFError, OSError) as error:
             raise Unreachable(
-                f"Connection to {endpoint.label} lost while signing in: {error}"
+                Phrase(
+                    _("Connection to %(host)s lost while signing in: %(error)s"),
+                    host=endpoint.label,
+                    error=str(error),
+                )
             ) from None
 
     def _changed(self, presented: HostKey) -> HostKeyChanged:
         trusted = self.endpoint.host_key
         return HostKeyChanged(
-            f"The host key of {self.endpoint.name} changed: trusted {trusted.key_type} "
-            f"{trusted.fingerprint}, now {presented.key_type} {presented.fingerprint}. Refusing "
-            "to connect. If the host was reinstalled, scan and trust its new key on the host's "
-            "page."
+            Phrase(
+                _(
+                    "The host key of %(host)s changed: trusted %(trusted)s, now %(presented)s. "
+                    "Refusing to connect. If the host was reinstalled, scan and trust its new "
+                    "key on the host's page."
+                ),
+                host=self.endpoint.name,
+                trusted=f"{trusted.key_type} {trusted.fingerprint}",
+                presented=f"{presented.key_type} {presented.fingerprint}",
+            )
+        )
+
+    def _lost(self, error: Exception) -> Unreachable:
+        return Unreachable(
+            Phrase(
+                _("Lost the connection to %(host)s: %(error)s"),
+                host=self.endpoint.label,
+                error=str(error),
+            )
         )
 
     def close(self) -> None:
@@ -278,7 +341,7 @@ class Connection:
                 channel.sendall(stdin)
             channel.shutdown_write()
         except (paramiko.SSHException, EOFError, OSError) as error:
-            raise Unreachable(f"Lost the connection to {self.endpoint.label}: {error}") from None
+            raise self._lost(error) from None
         written, truncated, exit_status = 0, False, None
         stderr = bytearray()
         # Blocking reads with a short timeout, not select(): select() makes paramiko create a
@@ -288,7 +351,11 @@ class Connection:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise CommandTimedOut(
-                        f"The command on {self.endpoint.name} did not finish within {timeout:g} s."
+                        Phrase(
+                            _("The command on %(host)s did not finish within %(seconds)s s."),
+                            host=self.endpoint.name,
+                            seconds=f"{timeout:g}",
+                        )
                     )
                 channel.settimeout(min(remaining, 0.5))
                 try:
@@ -310,7 +377,7 @@ class Connection:
             if not truncated and channel.status_event.wait(max(0.1, deadline - time.monotonic())):
                 exit_status = channel.exit_status
         except (paramiko.SSHException, EOFError, OSError) as error:
-            raise Unreachable(f"Lost the connection to {self.endpoint.label}: {error}") from None
+            raise self._lost(error) from None
         finally:
             channel.close()
         return RunResult(

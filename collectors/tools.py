@@ -4,6 +4,9 @@ Which of them a host has is asked once per connection with `which_argv`: one com
 any number of tools, nothing of the names interpreted by the shell.
 """
 
+from collectors.phrase import Phrase
+from collectors.phrase import gettext_noop as _
+
 # How to install each tool on a Debian or Ubuntu host (most others name the package alike).
 INSTALL_HINT = {
     "wrk": "apt-get install wrk",
@@ -28,6 +31,10 @@ def found_tools(output: str) -> set[str]:
     return set(output.split())
 
 
-def missing_tool_message(tool: str, host: str) -> str:
+def missing_tool_message(tool: str, host: str) -> Phrase:
     hint = INSTALL_HINT.get(tool)
-    return f"{tool} is not installed on {host}" + (f" ({hint})." if hint else ".")
+    if hint:
+        return Phrase(
+            _("%(tool)s is not installed on %(host)s (%(hint)s)."), tool=tool, host=host, hint=hint
+        )
+    return Phrase(_("%(tool)s is not installed on %(host)s."), tool=tool, host=host)

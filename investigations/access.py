@@ -47,7 +47,8 @@ def _team_id(obj) -> int:
         return obj.pk
     if isinstance(obj, Artifact):
         return obj.collection.investigation.team_id
-    if isinstance(obj, Collection | Finding | Ladder):
+    if isinstance(obj, Collection | Finding | Ladder) or hasattr(obj, "investigation_id"):
+        # Evidence of any kind belongs to its investigation's team.
         return obj.investigation.team_id
     return obj.team_id
 
@@ -95,3 +96,19 @@ def artifact_for_user(user, pk: int, role: str = Role.VIEWER) -> Artifact:
 
 def ladder_for_user(user, pk: int, role: str = Role.VIEWER) -> Ladder:
     return _for_user(Ladder.objects.select_related("investigation__team"), pk, user, role)
+
+
+def profile_for_user(user, pk: int, role: str = Role.VIEWER):
+    from investigations.models import Profile
+
+    return _for_user(
+        Profile.objects.select_related("investigation", "host", "side"), pk, user, role
+    )
+
+
+def capture_for_user(user, pk: int, role: str = Role.VIEWER):
+    from investigations.models import Capture
+
+    return _for_user(
+        Capture.objects.select_related("investigation", "host", "side"), pk, user, role
+    )

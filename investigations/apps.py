@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class InvestigationsConfig(AppConfig):
     name = "investigations"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        # Every evidence kind registers itself (its plan, its checklist step) on import.
+        import investigations.services.knowledge  # noqa: F401 (its checklist steps)
+        from investigations.runs import plans
+
+        plans()

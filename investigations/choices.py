@@ -93,6 +93,19 @@ class HostRole(models.TextChoices):
     OTHER = "other", _("Other")
 
 
+# A role inside a sentence of the timeline ("Placed db-a on side A as load generator").
+ROLE_IN_TEXT = {
+    HostRole.LOAD_GENERATOR: gettext_noop("load generator"),
+    HostRole.LOAD_BALANCER: gettext_noop("load balancer"),
+    HostRole.GATEWAY: gettext_noop("gateway"),
+    HostRole.SERVICE: gettext_noop("service"),
+    HostRole.DATABASE: gettext_noop("database"),
+    HostRole.CACHE: gettext_noop("cache"),
+    HostRole.MESSAGE_QUEUE: gettext_noop("message queue"),
+    HostRole.OTHER: gettext_noop("other"),
+}
+
+
 class EventKind(ColouredChoices):
     NOTE = "note", _("Note")
     ACTION = "action", _("Action")
@@ -104,10 +117,14 @@ class EventKind(ColouredChoices):
     PATH = "path", _("Traffic path")
     CHECKLIST = "checklist", _("Checklist")
     LADDER = "ladder", _("Ladder")
+    ROOT_CAUSE = "root_cause", _("Root cause")
+    POSTMORTEM = "postmortem", _("Postmortem")
 
     @classmethod
     def _colours(cls):
         return {
+            cls.ROOT_CAUSE: "red",
+            cls.POSTMORTEM: "purple",
             cls.LADDER: "blue",
             cls.PATH: "teal",
             cls.CHECKLIST: "green",
@@ -158,6 +175,9 @@ class HostTransport(models.TextChoices):
 
 class CollectionKind(models.TextChoices):
     FACTS = "facts", _("Host facts")
+    PROFILE = "profile", _("CPU profile")
+    CAPTURE = "capture", _("Packet capture")
+    BASELINE = "baseline", _("Baseline pack")
 
 
 class TargetStatus(ColouredChoices):
@@ -320,6 +340,23 @@ ENDED_LADDER_STATUSES = [
 ]
 
 
+class ProfileFormat(models.TextChoices):
+    PERF_SCRIPT = "perf-script", _("perf script text")
+    FOLDED = "folded", _("folded stacks")
+    ASYNC_PROFILER = "async-profiler", _("async-profiler collapsed stacks")
+    PY_SPY = "py-spy", _("py-spy raw stacks")
+
+
+class CaptureStatus(ColouredChoices):
+    ANALYSING = "analysing", _("Analysing")
+    READY = "ready", _("Ready")
+    FAILED = "failed", _("Failed")
+
+    @classmethod
+    def _colours(cls):
+        return {cls.ANALYSING: "blue", cls.READY: "green", cls.FAILED: "red"}
+
+
 class ImportFormat(models.TextChoices):
     WRK = "wrk", _("wrk text")
     WRK2 = "wrk2", _("wrk2 text")
@@ -329,3 +366,38 @@ class ImportFormat(models.TextChoices):
     K6_TEXT = "k6-text", _("k6 text summary")
     JMETER_CSV = "jmeter-csv", _("JMeter CSV results (JTL)")
     LOCUST_CSV = "locust-csv", _("Locust stats history CSV")
+
+
+class RootCauseCategory(models.TextChoices):
+    CPU = "cpu", _("CPU")
+    MEMORY = "memory", _("Memory")
+    KERNEL = "kernel", _("Kernel")
+    STORAGE = "storage", _("Storage")
+    NETWORK = "network", _("Network")
+    VIRTUALISATION = "virtualisation", _("Virtualisation")
+    APPLICATION = "application", _("Application")
+    CONFIGURATION = "configuration", _("Configuration")
+    OTHER = "other", _("Other")
+
+
+class EvidenceKind(models.TextChoices):
+    """What proves a root cause on a case."""
+
+    FINDING = "finding", _("Finding")
+    PROFILE = "profile", _("CPU profile")
+    CAPTURE = "capture", _("Packet capture")
+    LADDER = "ladder", _("Ladder")
+    EVENT = "event", _("Timeline entry")
+
+
+class BaselineStatus(models.TextChoices):
+    MEASURED = "measured", _("measured")
+    NOT_INSTALLED = "not_installed", _("not installed")
+    NOT_MEASURED = "not_measured", _("not measured")
+    FAILED = "failed", _("failed")
+
+
+class BaselineVerdict(models.TextChoices):
+    BETTER = "better", _("better")
+    WORSE = "worse", _("worse")
+    ABOUT_EQUAL = "about_equal", _("about equal")

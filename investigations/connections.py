@@ -5,9 +5,11 @@ from functools import partial
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from collectors.errors import CollectorError
 from collectors.local import LocalConnection
+from collectors.phrase import Phrase
 from collectors.ssh import Connection, Endpoint, HostKey
 from investigations.choices import HostTransport
 from investigations.models import Host
@@ -22,7 +24,10 @@ def endpoint_for(host: Host, *, depth: int = 0) -> Endpoint:
     """The host's connection settings, its credential decrypted, its jump host followed."""
     if host.credential is None:
         raise NotConfigured(
-            _("%(host)s has no credential: choose one on the host's page.") % {"host": host.name}
+            Phrase(
+                gettext_noop("%(host)s has no credential: choose one on the host's page."),
+                host=host.name,
+            )
         )
     try:
         private_key = unseal(host.credential.encrypted_private_key)
@@ -60,11 +65,13 @@ def connector_for(host: Host):
     if host.transport == HostTransport.LOCAL:
         if not settings.LOCAL_TRANSPORT:
             raise NotConfigured(
-                _(
-                    "%(host)s uses the local transport, which is off "
-                    "(PERFCASE_LOCAL_TRANSPORT=1 turns it on)."
+                Phrase(
+                    gettext_noop(
+                        "%(host)s uses the local transport, which is off "
+                        "(PERFCASE_LOCAL_TRANSPORT=1 turns it on)."
+                    ),
+                    host=host.name,
                 )
-                % {"host": host.name}
             )
         return partial(LocalConnection, host.name)
     return partial(Connection, endpoint_for(host))

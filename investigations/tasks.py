@@ -83,13 +83,16 @@ SWEEP_LIMITS = {"soft_time_limit": 60, "time_limit": 90}
 )
 def sweep() -> None:
     """Fail what is still running past its deadline (its worker was killed or hung):
-    collection targets and ladder sides. Every worker runs it every SWEEP_SECONDS
+    collection targets, ladder sides and
+    the analyses of imported captures. Every worker runs it every SWEEP_SECONDS
     (investigations/worker.py); it is a task too, to run by hand or from beat."""
+    from investigations.services.captures import captures_expire_overdue
     from investigations.services.collections import targets_expire_overdue
     from investigations.services.ladders import ladders_expire_overdue
 
     targets_expire_overdue()
     ladders_expire_overdue()
+    captures_expire_overdue()
 
 
 # Defaults only: ladder_request sets each run's limits from the ladder's length.
@@ -116,3 +119,30 @@ def ladder_run(self, ladder_id: int) -> None:
     from investigations.runs.ladder import run_ladder
 
     run_ladder(sides)
+
+
+# An imported capture of up to 2 GB is analysed in one go, streaming, with constant memory.
+CAPTURE_ANALYSE_LIMITS = {"soft_time_limit": 1800, "time_limit": 1860}
+
+
+@shared_task(
+    name="perfcase.capture_analyse",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=0,
+    **CAPTURE_ANALYSE_LIMITS,
+)
+def capture_analyse(self, capture_id: int) -> None:
+    """Analyse an imported pcap or pcapng where it is stored, writing its progress. Run
+    twice, the second run finds it analysed; redelivered after its worker died, it starts
+    the analysis again."""
+    from investigations.services.captures import capture_analyse_stored, capture_analysis_fail
+
+    limit = self.request.timelimit[0] if self.request.timelimit else None
+    try:
+        capture_analyse_stored(
+            capture_id=capture_id, seconds=int(limit or CAPTURE_ANALYSE_LIMITS["time_limit"])
+        )
+    except SoftTimeLimitExceeded:
+        capture_analysis_fail(capture_id=capture_id)

@@ -124,11 +124,8 @@ class ApiClient:
         if body is not None:
             kwargs.update(data=json.dumps(body), content_type="application/json")
         response = getattr(self.client, method)(path, **kwargs)
-        response.body = (
-            response.json()
-            if response.content and "json" in response.get("Content-Type", "")
-            else None
-        )
+        json_answer = "json" in response.get("Content-Type", "") and not response.streaming
+        response.body = response.json() if json_answer and response.content else None
         return response
 
     def get(self, path, **extra):
@@ -142,6 +139,12 @@ class ApiClient:
 
     def delete(self, path, **extra):
         return self._call("delete", path, **extra)
+
+    def post_multipart(self, path, data: dict, **extra):
+        """A multipart form post (file uploads), its JSON answer in .body."""
+        response = self.client.post(path, data, headers=self.headers, **extra)
+        response.body = response.json() if "json" in response.get("Content-Type", "") else None
+        return response
 
 
 @pytest.fixture
@@ -246,6 +249,19 @@ def celery_worker(django_db_setup, django_db_blocker):
     process, hostname = start_worker(TEST_QUEUE)
     yield hostname
     stop_worker(process)
+
+
+@pytest.fixture
+def credential(personas, test_hosts):
+    """The team's credential with the key every sshd test host accepts."""
+    from investigations.services.inventory import credential_create
+
+    return credential_create(
+        team=personas.team,
+        user=personas.member,
+        name="probe key",
+        private_key=test_hosts.client_key,
+    )
 
 
 def trust_host_key(api: ApiClient, host) -> dict:

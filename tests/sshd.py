@@ -289,6 +289,9 @@ class TestHost:
     directory: Path = field(repr=False)
     mount_script: str = field(repr=False)
     log_level: str = field(default="ERROR", repr=False)
+    # A PID namespace of its own too: its sessions see only their own processes, so that two
+    # hosts can each run "the" process of one name.
+    pid_namespace: bool = False
     _pool: "TestHosts | None" = field(default=None, repr=False)
     _process: subprocess.Popen | None = field(default=None, repr=False)
     _namespace: str | None = field(default=None, repr=False)
@@ -381,8 +384,9 @@ class TestHost:
         with open(self.log_path, "ab") as log:
             log.write(f"--- starting {self.name} on {self.address}:{self.port}\n".encode())
             log.flush()
+            pid_namespace = ["-p", "--fork", "--mount-proc"] if self.pid_namespace else []
             self._process = subprocess.Popen(
-                ["unshare", "-m", "--propagation", "private", "sh", "-c", script],
+                ["unshare", "-m", "--propagation", "private", *pid_namespace, "sh", "-c", script],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
@@ -397,7 +401,7 @@ class TestHost:
                     f"sshd for test host {self.name} exited with status {status} before "
                     f"listening on {self.address}:{self.port}. Its stderr:\n{self.log}"
                 )
-            if _listens(self._process.pid, self.address, self.port):
+            if _listens(self._sshd_pid(), self.address, self.port):
                 if _banner(self.address, self.port).startswith(b"SSH-"):
                     break
             if time.monotonic() > deadline:
@@ -416,6 +420,17 @@ class TestHost:
         if self._namespace in (None, _OWN_NAMESPACE):
             self._process.kill()
             raise TestHostError(f"sshd for test host {self.name} is not in a namespace of its own")
+
+    def _sshd_pid(self) -> int:
+        """sshd's PID: unshare's own, or, in a PID namespace (unshare --fork), its child's."""
+        if not self.pid_namespace:
+            return self._process.pid
+        try:
+            with open(f"/proc/{self._process.pid}/task/{self._process.pid}/children") as file:
+                children = file.read().split()
+        except OSError:
+            return self._process.pid
+        return int(children[0]) if children else self._process.pid
 
     def stop(self) -> None:
         """Kill this host's sshd and every process it started (its sessions included)."""
@@ -557,6 +572,7 @@ class TestHosts:
         address: str | None = None,
         log_level: str = "ERROR",
         host_key_type: str = "ed25519",
+        pid_namespace: bool = False,
     ) -> TestHost:
         """Start one host and return it running.
 
@@ -571,6 +587,7 @@ class TestHosts:
         address: a 127.0.0.x of its own by default (127.0.0.2, .3, ... in turn).
         log_level: sshd's LogLevel (DEBUG1 shows forwarded channels); see `host.log`.
         host_key_type: ed25519 (the default), ecdsa or rsa.
+        pid_namespace: a PID namespace of its own (its sessions see only their processes).
         """
         if self._closed:
             raise TestHostError("these test hosts were closed")
@@ -607,6 +624,7 @@ class TestHosts:
             directory=directory,
             mount_script=script,
             log_level=log_level,
+            pid_namespace=pid_namespace,
             _pool=self,
         )
         with self._lock:

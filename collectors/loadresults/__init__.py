@@ -15,6 +15,7 @@ from collectors.loadresults.hey import parse_hey
 from collectors.loadresults.k6 import parse_k6_json, parse_k6_text
 from collectors.loadresults.tables import parse_jmeter_csv, parse_locust_csv
 from collectors.loadresults.wrk import parse_wrk, parse_wrk2
+from collectors.phrase import Phrase, gettext_noop
 
 __all__ = [
     "ERROR_KEYS",
@@ -51,7 +52,12 @@ def parse(format: str, text: str, **options) -> list[StepResult]:
     parser = FORMATS.get(format)
     if parser is None:
         raise LoadResultError(
-            None, f"unknown format {format!r}: expected one of {', '.join(FORMATS)}"
+            None,
+            Phrase(
+                gettext_noop("unknown format %(format)s: expected one of %(formats)s"),
+                format=repr(format),
+                formats=", ".join(FORMATS),
+            ),
         )
     accepted = [
         p.name for p in inspect.signature(parser).parameters.values() if p.kind == p.KEYWORD_ONLY
@@ -59,5 +65,13 @@ def parse(format: str, text: str, **options) -> list[StepResult]:
     unknown = [name for name in options if name not in accepted]
     if unknown:
         takes = f"only {', '.join(accepted)}" if accepted else "no options"
-        raise LoadResultError(None, f"{format} takes {takes}, not {', '.join(unknown)}")
+        raise LoadResultError(
+            None,
+            Phrase(
+                gettext_noop("%(format)s takes %(takes)s, not %(unknown)s"),
+                format=format,
+                takes=takes,
+                unknown=", ".join(unknown),
+            ),
+        )
     return parser(text, **options)

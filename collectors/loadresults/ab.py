@@ -14,6 +14,7 @@ from collectors.loadresults.base import (
     read_lines,
     scan,
 )
+from collectors.phrase import Phrase, gettext_noop
 
 _AB_ITEMS = [
     Item(
@@ -87,7 +88,13 @@ def _ab_stopped(lines: list[str]) -> None:
     for number, line in enumerate(lines, 1):
         match = re.search(r"(apr_\w+: .+)$", line)
         if match:
-            raise LoadResultError(number, f"ab stopped before its results: {match.group(1)!r}")
+            raise LoadResultError(
+                number,
+                Phrase(
+                    gettext_noop("ab stopped before its results: %(error)s"),
+                    error=repr(match.group(1)),
+                ),
+            )
 
 
 def parse_ab(text: str) -> list[StepResult]:

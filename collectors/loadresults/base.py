@@ -6,17 +6,41 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
+from collectors.phrase import Phrase, as_phrase, gettext_noop
+
 LATENCY_KEYS = ("avg", "p50", "p75", "p90", "p99", "max")
 ERROR_KEYS = ("connect", "read", "write", "timeout", "non_2xx", "other")
 
 
 class LoadResultError(ValueError):
-    """A result file that cannot be read; `line` is 1-based, None when no line applies."""
+    """A result file that cannot be read; `line` is 1-based, None when no line applies.
+    `phrase` says so in each reader's language; `message` is the English without the line."""
 
-    def __init__(self, line: int | None, message: str):
-        super().__init__(f"line {line}: {message}" if line is not None else message)
+    def __init__(self, line: int | None, message: "str | Phrase"):
+        message = as_phrase(message)
+        self.phrase = (
+            Phrase(gettext_noop("line %(line)s: %(message)s"), line=line, message=message)
+            if line is not None
+            else message
+        )
+        super().__init__(str(self.phrase))
         self.line = line
         self.message = message
+
+
+# What a reader met where the expected line should have been.
+END_OF_OUTPUT = Phrase(gettext_noop("the end of the output"))
+
+
+def expected_found(line: int, expected: str, found: "str | Phrase") -> LoadResultError:
+    """The common error: a line of the tool's output (quoted as the tool prints it) was
+    expected where something else was found."""
+    return LoadResultError(
+        line,
+        Phrase(
+            gettext_noop("expected '%(expected)s', found %(found)s"), expected=expected, found=found
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -58,18 +82,29 @@ def read_text(text, tool: str) -> str:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
             line = bytes(text)[: exc.start].count(b"\n") + 1
-            raise LoadResultError(
-                line, f"expected {tool} output as text, found binary data"
-            ) from None
+            raise LoadResultError(line, _binary(tool)) from None
     if not isinstance(text, str):
-        raise LoadResultError(None, f"expected {tool} output as text, found {type(text).__name__}")
+        raise LoadResultError(
+            None,
+            Phrase(
+                gettext_noop("expected %(tool)s output as text, found %(found)s"),
+                tool=tool,
+                found=type(text).__name__,
+            ),
+        )
     if not text.strip():
-        raise LoadResultError(1, f"expected {tool} output, found an empty text")
+        raise LoadResultError(
+            1, Phrase(gettext_noop("expected %(tool)s output, found an empty text"), tool=tool)
+        )
     match = _BINARY.search(text)
     if match:
         line = text.count("\n", 0, match.start()) + 1
-        raise LoadResultError(line, f"expected {tool} output as text, found binary data")
+        raise LoadResultError(line, _binary(tool))
     return text
+
+
+def _binary(tool: str) -> Phrase:
+    return Phrase(gettext_noop("expected %(tool)s output as text, found binary data"), tool=tool)
 
 
 def read_lines(text, tool: str) -> list[str]:
@@ -124,11 +159,11 @@ def scan(lines: list[str], items: list[Item], stopped: Callable | None = None) -
                 continue
             if stopped is not None:
                 stopped(lines)
-            what = shown(lines[at]) if at < len(lines) else "the end of the output"
-            raise LoadResultError(at + 1, f"expected '{item.expected}', found {what}")
+            what = shown(lines[at]) if at < len(lines) else END_OF_OUTPUT
+            raise expected_found(at + 1, item.expected, what)
         match = re.fullmatch(item.pattern, lines[hit].strip())
         if match is None:
-            raise LoadResultError(hit + 1, f"expected '{item.expected}', found {shown(lines[hit])}")
+            raise expected_found(hit + 1, item.expected, shown(lines[hit]))
         data, position = None, hit + 1
         if item.block is not None:
             data, position = item.block(lines, hit + 1)
@@ -147,7 +182,7 @@ def labelled_rows(lines: list[str], start: int, label: str, pattern: str, expect
     while at < len(lines) and re.match(label, lines[at].strip()):
         match = re.fullmatch(pattern, lines[at].strip())
         if match is None:
-            raise LoadResultError(at + 1, f"expected '{expected}', found {shown(lines[at])}")
+            raise expected_found(at + 1, expected, shown(lines[at]))
         matches.append((at + 1, match))
         at += 1
     return matches, at
@@ -162,9 +197,9 @@ def rows_until(lines: list[str], start: int, pattern: str, expected: str, until:
         if re.fullmatch(until, line):
             return at
         if line and re.fullmatch(pattern, line) is None:
-            raise LoadResultError(at + 1, f"expected '{expected}', found {shown(line)}")
+            raise expected_found(at + 1, expected, shown(line))
         at += 1
-    raise LoadResultError(at + 1, f"expected '{expected}', found the end of the output")
+    raise expected_found(at + 1, expected, END_OF_OUTPUT)
 
 
 def percentile_rows(
@@ -191,8 +226,8 @@ def percentile_rows(
             continue
         match = re.fullmatch(rf"({re.escape(percent)})%\s+{value}", line or "")
         if match is None:
-            what = shown(line) if line is not None else "the end of the output"
-            raise LoadResultError(at + 1, f"expected '{expected}', found {what}")
+            what = shown(line) if line is not None else END_OF_OUTPUT
+            raise expected_found(at + 1, expected, what)
         matches.append((at + 1, match))
         at += 1
     return matches, at
@@ -205,8 +240,8 @@ def next_line(lines: list[str], at: int, pattern: str, expected: str):
     line = lines[at].strip() if at < len(lines) else None
     match = re.fullmatch(pattern, line) if line is not None else None
     if match is None:
-        what = shown(line) if line is not None else "the end of the output"
-        raise LoadResultError(at + 1, f"expected '{expected}', found {what}")
+        what = shown(line) if line is not None else END_OF_OUTPUT
+        raise expected_found(at + 1, expected, what)
     return match, at + 1
 
 

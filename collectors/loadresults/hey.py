@@ -18,6 +18,7 @@ from collectors.loadresults.base import (
     read_lines,
     scan,
 )
+from collectors.phrase import Phrase, gettext_noop
 
 _HEY_SECS = rf"(NaN|{NUM}) secs"
 
@@ -113,8 +114,12 @@ def parse_hey(text: str, *, concurrency: int | None = None) -> list[StepResult]:
         if option is None:
             raise LoadResultError(
                 None,
-                "hey does not print its concurrency: pass concurrency= (hey -c) "
-                "or keep the hey command line in the text",
+                Phrase(
+                    gettext_noop(
+                        "hey does not print its concurrency: pass concurrency= (hey -c) "
+                        "or keep the hey command line in the text"
+                    )
+                ),
             )
         concurrency = int(option) if option else 50
     statuses = {int(m.group(1)): int(m.group(2)) for _, m in found["status"][2]}

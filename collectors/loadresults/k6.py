@@ -6,16 +6,21 @@ import re
 from decimal import Decimal
 
 from collectors.loadresults.base import (
+    END_OF_OUTPUT,
     NUM,
     TIME_MS,
     LoadResultError,
     StepResult,
     dec,
+    expected_found,
     make_step,
     read_lines,
     read_text,
     shown,
 )
+from collectors.phrase import Phrase, gettext_noop
+
+NO_SUCH_KEY = Phrase(gettext_noop("no such key"))
 
 
 def _k6_number(metric: dict, name: str, stat: str, required: bool = True):
@@ -23,8 +28,15 @@ def _k6_number(metric: dict, name: str, stat: str, required: bool = True):
     if value is None and not required:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        found = "no such key" if value is None else repr(value)
-        raise LoadResultError(None, f"metrics.{name}.{stat}: expected a number, found {found}")
+        found = NO_SUCH_KEY if value is None else repr(value)
+        raise LoadResultError(
+            None,
+            Phrase(
+                gettext_noop("%(key)s: expected a number, found %(found)s"),
+                key=f"metrics.{name}.{stat}",
+                found=found,
+            ),
+        )
     return value
 
 
@@ -39,16 +51,33 @@ def parse_k6_json(text: str) -> list[StepResult]:
     except json.JSONDecodeError as exc:
         raise LoadResultError(
             exc.lineno,
-            f"expected a k6 JSON summary, found invalid JSON at column {exc.colno}: {exc.msg}",
+            Phrase(
+                gettext_noop(
+                    "expected a k6 JSON summary, found invalid JSON at column %(column)s: %(error)s"
+                ),
+                column=exc.colno,
+                error=exc.msg,
+            ),
         ) from None
     except RecursionError:
         raise LoadResultError(
-            1, "expected a k6 JSON summary, found JSON nested too deep to read"
+            1,
+            Phrase(gettext_noop("expected a k6 JSON summary, found JSON nested too deep to read")),
         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
-        found = "no 'metrics' object" if isinstance(data, dict) else f"a JSON {type(data).__name__}"
+        found = (
+            Phrase(gettext_noop("no 'metrics' object"))
+            if isinstance(data, dict)
+            else Phrase(gettext_noop("a JSON %(type)s"), type=type(data).__name__)
+        )
         raise LoadResultError(
-            None, f"metrics: expected a k6 summary with a 'metrics' object, found {found}"
+            None,
+            Phrase(
+                gettext_noop(
+                    "metrics: expected a k6 summary with a 'metrics' object, found %(found)s"
+                ),
+                found=found,
+            ),
         )
 
     def metric(name: str, required: bool = True) -> dict | None:
@@ -58,14 +87,23 @@ def parse_k6_json(text: str) -> list[StepResult]:
         if not isinstance(value, dict):
             raise LoadResultError(
                 None,
-                f"metrics.{name}: expected the k6 metric {name}, "
-                f"found {'no such key' if value is None else repr(value)}",
+                Phrase(
+                    gettext_noop("%(key)s: expected the k6 metric %(name)s, found %(found)s"),
+                    key=f"metrics.{name}",
+                    name=name,
+                    found=NO_SUCH_KEY if value is None else repr(value),
+                ),
             )
         # handleSummary nests the statistics under "values"; --summary-export does not.
         if "values" in value:
             if not isinstance(value["values"], dict):
                 raise LoadResultError(
-                    None, f"metrics.{name}.values: expected an object, found {value['values']!r}"
+                    None,
+                    Phrase(
+                        gettext_noop("%(key)s: expected an object, found %(found)s"),
+                        key=f"metrics.{name}.values",
+                        found=repr(value["values"]),
+                    ),
                 )
             return value["values"]
         return value
@@ -92,7 +130,10 @@ def parse_k6_json(text: str) -> list[StepResult]:
             break
     if load is None:
         raise LoadResultError(
-            None, "metrics.vus: expected the k6 metric vus or vus_max, found neither"
+            None,
+            Phrase(
+                gettext_noop("metrics.vus: expected the k6 metric vus or vus_max, found neither")
+            ),
         )
     state = data.get("state")
     seconds = None
@@ -157,17 +198,13 @@ def parse_k6_text(text: str) -> list[StepResult]:
             pattern, expected = _K6_LINES[match.group(1)]
             value = re.fullmatch(pattern, match.group(2).strip())
             if value is None:
-                raise LoadResultError(number, f"expected '{expected}', found {shown(line)}")
+                raise expected_found(number, expected, shown(line))
             metrics.setdefault(match.group(1), value)
     for name in ("http_reqs", "http_req_duration"):
         if name not in metrics:
-            raise LoadResultError(
-                len(lines) + 1, f"expected '{_K6_LINES[name][1]}', found the end of the output"
-            )
+            raise expected_found(len(lines) + 1, _K6_LINES[name][1], END_OF_OUTPUT)
     if "vus" not in metrics and "vus_max" not in metrics:
-        raise LoadResultError(
-            len(lines) + 1, f"expected '{_K6_LINES['vus'][1]}', found the end of the output"
-        )
+        raise expected_found(len(lines) + 1, _K6_LINES["vus"][1], END_OF_OUTPUT)
     stats = dict(
         re.findall(rf"([a-z0-9().]+)=({_K6_DURATION})", metrics["http_req_duration"].group(0))
     )

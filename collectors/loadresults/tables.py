@@ -14,9 +14,10 @@ from collectors.loadresults.base import (
     read_text,
     shown,
 )
+from collectors.phrase import Phrase, gettext_noop, joined
 
 
-def _csv(text, tool: str, required: tuple[str, ...], hint: str = ""):
+def _csv(text, tool: str, required: tuple[str, ...], hint: Phrase | None = None):
     """(header, [(line number, {column: value})]) of a CSV file whose header names `required`."""
     source = read_text(text, tool)
     reader = csv.reader(io.StringIO(source, newline=""))
@@ -26,12 +27,19 @@ def _csv(text, tool: str, required: tuple[str, ...], hint: str = ""):
         if missing:
             # Name only what is missing when the header is otherwise the tool's.
             wanted = required if len(missing) == len(required) else missing
-            columns = "column" if len(wanted) == 1 else "columns"
-            raise LoadResultError(
-                1,
-                f"expected a {tool} CSV header with the {columns} {', '.join(wanted)}{hint}, "
-                f"found {shown(source.split(chr(10), 1)[0])}",
+            expected = Phrase(
+                gettext_noop("expected a %(tool)s CSV header with the column %(columns)s")
+                if len(wanted) == 1
+                else gettext_noop("expected a %(tool)s CSV header with the columns %(columns)s"),
+                tool=tool,
+                columns=", ".join(wanted),
             )
+            found = Phrase(
+                gettext_noop("found %(found)s"), found=shown(source.split(chr(10), 1)[0])
+            )
+            if hint is not None:
+                expected = joined([expected, hint], " ")
+            raise LoadResultError(1, joined([expected, found], ", "))
         rows = []
         for row in reader:
             if not row or row == [""]:
@@ -39,16 +47,33 @@ def _csv(text, tool: str, required: tuple[str, ...], hint: str = ""):
             if len(row) != len(header):
                 raise LoadResultError(
                     reader.line_num,
-                    f"expected {len(header)} fields as the header names, found {len(row)}",
+                    Phrase(
+                        gettext_noop(
+                            "expected %(expected)s fields as the header names, found %(found)s"
+                        ),
+                        expected=len(header),
+                        found=len(row),
+                    ),
                 )
             rows.append((reader.line_num, dict(zip(header, row, strict=True))))
     except csv.Error as exc:
         raise LoadResultError(
-            reader.line_num, f"expected {tool} CSV, found a malformed line ({exc})"
+            reader.line_num,
+            Phrase(
+                gettext_noop("expected %(tool)s CSV, found a malformed line (%(error)s)"),
+                tool=tool,
+                error=str(exc),
+            ),
         ) from None
     if not rows:
         raise LoadResultError(
-            2, f"expected {tool} CSV rows under the header, found the end of the file"
+            2,
+            Phrase(
+                gettext_noop(
+                    "expected %(tool)s CSV rows under the header, found the end of the file"
+                ),
+                tool=tool,
+            ),
         )
     return header, rows
 
@@ -59,7 +84,13 @@ def _cell(line: int, row: dict, column: str, kind: type = int, expected: str = "
         return kind(value) if kind is not float else float(Decimal(value))
     except (ValueError, ArithmeticError):
         raise LoadResultError(
-            line, f"expected {expected} in column {column!r}, found {value!r}"
+            line,
+            Phrase(
+                gettext_noop("expected %(expected)s in column %(column)s, found %(found)s"),
+                expected=expected,
+                column=repr(column),
+                found=repr(value),
+            ),
         ) from None
 
 
@@ -103,14 +134,18 @@ def parse_jmeter_csv(text: str) -> list[StepResult]:
     order), so threads starting or stopping do not stretch another step; they show as small
     steps of their own. Requests are samples; latencies are over all samples, percentiles as
     JMeter's Aggregate Report computes them; transfer is the bytes column over that time."""
-    hint = " (save it with jmeter.save.saveservice.print_field_names=true)"
+    hint = Phrase(gettext_noop("(save it with jmeter.save.saveservice.print_field_names=true)"))
     header, rows = _csv(text, "JMeter", _JMETER_REQUIRED, hint)
     samples = []
     for line, row in rows:
         success = row["success"].strip().lower()
         if success not in ("true", "false"):
             raise LoadResultError(
-                line, f"expected true or false in column 'success', found {row['success']!r}"
+                line,
+                Phrase(
+                    gettext_noop("expected true or false in column 'success', found %(found)s"),
+                    found=repr(row["success"]),
+                ),
             )
         samples.append(
             (
@@ -210,7 +245,9 @@ def parse_locust_csv(text: str) -> list[StepResult]:
             record[column] = None if na else _cell(line, row, column, float, "a number or N/A")
         history.append(record)
     if not history:
-        raise LoadResultError(2, "expected rows named 'Aggregated', found none")
+        raise LoadResultError(
+            2, Phrase(gettext_noop("expected rows named 'Aggregated', found none"))
+        )
     levels: dict[int, list] = {}
     for before, after in zip(history, history[1:], strict=False):
         if (
@@ -221,7 +258,12 @@ def parse_locust_csv(text: str) -> list[StepResult]:
             levels.setdefault(after["users"], []).append((before, after))
     if not levels:
         raise LoadResultError(
-            None, "expected a user count held for two consecutive 'Aggregated' rows, found none"
+            None,
+            Phrase(
+                gettext_noop(
+                    "expected a user count held for two consecutive 'Aggregated' rows, found none"
+                )
+            ),
         )
     steps = []
     for users in sorted(levels):

@@ -18,6 +18,7 @@ from collectors.loadresults.base import (
     rows_until,
     scan,
 )
+from collectors.phrase import Phrase, gettext_noop
 
 _WRK_TIME = rf"({NUM})(us|ms|s|m|h)"
 _WRK_SIZE = rf"({NUM})([KMGTP]?)B"
@@ -147,7 +148,13 @@ _WRK2_ITEMS = [
 def _wrk_stopped(lines: list[str]) -> None:
     for number, line in enumerate(lines, 1):
         if line.startswith("unable to connect to "):
-            raise LoadResultError(number, f"wrk stopped before measuring: {line.strip()!r}")
+            raise LoadResultError(
+                number,
+                Phrase(
+                    gettext_noop("wrk stopped before measuring: %(error)s"),
+                    error=repr(line.strip()),
+                ),
+            )
 
 
 def _wrk_step(found: dict, load: float, kind: str) -> StepResult:

@@ -60,13 +60,36 @@ readall() {
     return 0
 }
 
+# The /proc/sys values three probes want, read through one grep before the probes run
+# (each probe then prints its own lines): two processes fewer per host.
+VM_SYSCTLS="/proc/sys/vm/swappiness /proc/sys/vm/overcommit_memory /proc/sys/vm/zone_reclaim_mode
+    /proc/sys/vm/dirty_ratio /proc/sys/vm/dirty_background_ratio /proc/sys/kernel/numa_balancing
+    /proc/sys/kernel/sched_autogroup_enabled"
+NET_SYSCTLS="/proc/sys/net/core/somaxconn /proc/sys/net/core/netdev_max_backlog /proc/sys/net/core/rmem_max /proc/sys/net/core/wmem_max /proc/sys/net/ipv4/tcp_congestion_control /proc/sys/net/ipv4/tcp_tw_reuse /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_wmem /proc/sys/net/ipv4/ip_local_port_range /proc/sys/net/ipv4/tcp_max_syn_backlog /proc/sys/net/ipv4/tcp_fin_timeout /proc/sys/net/ipv4/tcp_slow_start_after_idle /proc/sys/net/netfilter/nf_conntrack_max"
+LIMIT_SYSCTLS="/proc/sys/kernel/pid_max /proc/sys/fs/file-max /proc/sys/kernel/threads-max"
+
+# proc_sys FILE...: the lines of that one read about these files, values and errors alike.
+proc_sys() {
+    set -f; saved_ifs=$IFS; IFS='
+'
+    for line in $PC_PROC_SYS; do
+        for f in "$@"; do
+            case $line in "$f:"*|"grep: $f:"*) printf '%s\n' "$line"; break;; esac
+        done
+    done
+    IFS=$saved_ifs; set +f
+    return 0
+}
+
 # Exit statuses a probe may use: 127 a tool is missing, 4 the data does not exist on this
 # host, 5 not needed on this host (the last line says why), 3 the service is not running.
 probe() { # NAME
-    out=$(PC_TIMED_OUT=""; p_$1 2>&1; rc=$?; exit "${PC_TIMED_OUT:-$rc}")
+    printf '@@%s begin %s\n' "$T" "$1"
+    PC_TIMED_OUT=""; PC_VIA=""
+    p_$1 2>&1
     rc=$?
-    case $out in *"via=sudo"*) via=" sudo";; *) via="";; esac
-    printf '@@%s begin %s\n%s\n@@%s end %s %s%s\n' "$T" "$1" "$out" "$T" "$1" "$rc" "$via"
+    printf '\n@@%s end %s %s%s\n' "$T" "$1" "${PC_TIMED_OUT:-$rc}" "$PC_VIA"
+    cd /
 }
 
 p_uname() {
@@ -105,20 +128,20 @@ p_lscpu() {
     # reads every cache of every CPU); lscpu is needed where cpuinfo has no model name (ARM).
     n=0
     while [ $n -lt 12 ] && IFS= read -r line; do
-        case $line in "model name"*) echo "not needed: /proc/cpuinfo names the model"; exit 5;; esac
+        case $line in "model name"*) echo "not needed: /proc/cpuinfo names the model"; return 5;; esac
         n=$((n + 1))
     done < /proc/cpuinfo
     limited 5 lscpu
 }
 p_cpuinfo() { cat /proc/cpuinfo; }
 p_cpu_topology() {
-    cd /sys/devices/system/cpu || exit 1
+    cd /sys/devices/system/cpu || return 1
     show online present possible smt/control smt/active
     grep -H . cpu[0-9]*/topology/physical_package_id cpu[0-9]*/topology/core_id 2>/dev/null
     return 0
 }
 p_cpufreq() {
-    cd /sys/devices/system/cpu || exit 1
+    cd /sys/devices/system/cpu || return 1
     show cpufreq/boost intel_pstate/status intel_pstate/no_turbo
     set -- cpu[0-9]*/cpufreq
     [ -e "$1" ] || return 0
@@ -133,18 +156,14 @@ p_cpuidle() {
         /sys/devices/system/cpu/cpuidle/current_governor_ro /sys/module/intel_idle/parameters/max_cstate
 }
 p_vulnerabilities() {
-    [ -d /sys/devices/system/cpu/vulnerabilities ] || { echo "this kernel does not report CPU vulnerabilities"; exit 4; }
+    [ -d /sys/devices/system/cpu/vulnerabilities ] || { echo "this kernel does not report CPU vulnerabilities"; return 4; }
     show /sys/devices/system/cpu/vulnerabilities/*
 }
 p_meminfo() { cat /proc/meminfo; }
 p_thp() { show /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag; }
-p_vm_sysctls() {
-    readall /proc/sys/vm/swappiness /proc/sys/vm/overcommit_memory /proc/sys/vm/zone_reclaim_mode \
-        /proc/sys/vm/dirty_ratio /proc/sys/vm/dirty_background_ratio /proc/sys/kernel/numa_balancing \
-        /proc/sys/kernel/sched_autogroup_enabled
-}
+p_vm_sysctls() { proc_sys $VM_SYSCTLS; }
 p_numa() {
-    cd /sys/devices/system/node 2>/dev/null || { echo "no NUMA information in sysfs"; exit 4; }
+    cd /sys/devices/system/node 2>/dev/null || { echo "no NUMA information in sysfs"; return 4; }
     set -- node[0-9]*/cpulist
     if [ -e "$1" ]; then readall node[0-9]*/cpulist; else readall node[0-9]*/cpumap; fi
     for m in node[0-9]*/meminfo; do
@@ -159,13 +178,7 @@ p_clocksource() {
     show /sys/devices/system/clocksource/clocksource0/current_clocksource \
         /sys/devices/system/clocksource/clocksource0/available_clocksource
 }
-p_net_sysctls() {
-    readall /proc/sys/net/core/somaxconn /proc/sys/net/core/netdev_max_backlog /proc/sys/net/core/rmem_max \
-        /proc/sys/net/core/wmem_max /proc/sys/net/ipv4/tcp_congestion_control /proc/sys/net/ipv4/tcp_tw_reuse \
-        /proc/sys/net/ipv4/tcp_rmem /proc/sys/net/ipv4/tcp_wmem /proc/sys/net/ipv4/ip_local_port_range \
-        /proc/sys/net/ipv4/tcp_max_syn_backlog /proc/sys/net/ipv4/tcp_fin_timeout \
-        /proc/sys/net/ipv4/tcp_slow_start_after_idle /proc/sys/net/netfilter/nf_conntrack_max
-}
+p_net_sysctls() { proc_sys $NET_SYSCTLS; }
 p_net_interfaces() {
     for i in /sys/class/net/*; do
         [ -e "$i" ] || continue
@@ -184,7 +197,7 @@ p_net_interfaces() {
     return 0
 }
 p_ethtool() {
-    command -v ethtool >/dev/null 2>&1 || { echo "ethtool: not found"; exit 127; }
+    command -v ethtool >/dev/null 2>&1 || { echo "ethtool: not found"; return 127; }
     for i in /sys/class/net/*; do
         [ -e "$i/device" ] || continue
         echo "if=${i##*/}"
@@ -207,12 +220,12 @@ p_limits() {
     while IFS= read -r line; do
         case $line in "Max open files"*|"Max processes"*) echo "$line";; esac
     done < /proc/self/limits
-    readall /proc/sys/kernel/pid_max /proc/sys/fs/file-max /proc/sys/kernel/threads-max
+    proc_sys $LIMIT_SYSCTLS
 }
 p_tuned() {
     if [ -r /etc/tuned/active_profile ]; then cat /etc/tuned/active_profile
     elif command -v tuned-adm >/dev/null 2>&1; then limited 5 tuned-adm active
-    else echo "tuned: not found"; exit 127; fi
+    else echo "tuned: not found"; return 127; fi
 }
 p_irqbalance() { if grep -qx irqbalance /proc/[0-9]*/comm 2>/dev/null; then echo running; else echo stopped; fi; }
 p_tools() {
@@ -275,11 +288,13 @@ p_service() {
         out=$(limited 10 sudo -n sh -c "$SERVICE_PROBE" service "$PC_SERVICE" 2>&1)
         rc=$?
         echo "via=sudo"
+        PC_VIA=" sudo"
     fi
     printf '%s\n' "$out"
     return "$rc"
 }
 
+PC_PROC_SYS=$(readall $VM_SYSCTLS $NET_SYSCTLS $LIMIT_SYSCTLS 2>&1)
 for name in uname os_release cmdline uptime access virt lscpu cpuinfo cpu_topology cpufreq cpuidle \
     vulnerabilities meminfo thp vm_sysctls numa clocksource net_sysctls net_interfaces ethtool \
     block mounts limits tuned irqbalance tools service; do

@@ -8,6 +8,11 @@ import html
 import math
 from dataclasses import dataclass
 
+from django.utils.translation import gettext
+from django.utils.translation import gettext_noop as _
+
+from collectors.phrase import Phrase
+
 # A step "stops scaling" when it gains less than this share of the load it added.
 SCALING_EFFICIENCY = 0.5
 # p99 "jumps" when it grows by at least this factor from one step to the next...
@@ -38,7 +43,7 @@ class Point:
 class Knee:
     index: int | None
     load: float | None
-    reason: str
+    reason: Phrase
 
 
 def find_knee(points: list[Point]) -> Knee:
@@ -53,8 +58,17 @@ def find_knee(points: list[Point]) -> Knee:
             return Knee(
                 current.index,
                 current.load,
-                f"throughput stops scaling at {current.load:g}: {load_gain:+.0%} load gave "
-                f"{rps_gain:+.0%} requests/s ({previous.rps:,.0f} → {current.rps:,.0f})",
+                Phrase(
+                    _(
+                        "throughput stops scaling at %(load)s: %(load_gain)s load gave "
+                        "%(rps_gain)s requests/s (%(before)s → %(after)s)"
+                    ),
+                    load=f"{current.load:g}",
+                    load_gain=f"{load_gain:+.0%}",
+                    rps_gain=f"{rps_gain:+.0%}",
+                    before=f"{previous.rps:,.0f}",
+                    after=f"{current.rps:,.0f}",
+                ),
             )
         if (
             previous.p99
@@ -65,17 +79,25 @@ def find_knee(points: list[Point]) -> Knee:
             return Knee(
                 current.index,
                 current.load,
-                f"p99 latency jumps at {current.load:g}: {previous.p99:,.1f} → "
-                f"{current.p99:,.1f} ms",
+                Phrase(
+                    _("p99 latency jumps at %(load)s: %(before)s → %(after)s ms"),
+                    load=f"{current.load:g}",
+                    before=f"{previous.p99:,.1f}",
+                    after=f"{current.p99:,.1f}",
+                ),
             )
         if current.error_rate - previous.error_rate >= ERROR_JUMP:
             return Knee(
                 current.index,
                 current.load,
-                f"errors jump at {current.load:g}: {previous.error_rate:.1%} → "
-                f"{current.error_rate:.1%} of requests",
+                Phrase(
+                    _("errors jump at %(load)s: %(before)s → %(after)s of requests"),
+                    load=f"{current.load:g}",
+                    before=f"{previous.error_rate:.1%}",
+                    after=f"{current.error_rate:.1%}",
+                ),
             )
-    return Knee(None, None, "not reached within this ladder")
+    return Knee(None, None, Phrase(_("not reached within this ladder")))
 
 
 def differ(x: float | None, y: float | None, margin: float) -> bool:
@@ -92,26 +114,48 @@ def differ(x: float | None, y: float | None, margin: float) -> bool:
     return large / small > 1 + margin
 
 
-def find_divergence(a: list[Point], b: list[Point], margin: float) -> tuple[float | None, str]:
+def find_divergence(a: list[Point], b: list[Point], margin: float) -> tuple[float | None, Phrase]:
     """The first load where the sides differ by more than the margin in rps or p99, and why
     (steps are matched by their load, so imported results compare too)."""
     b_at = {point.load: point for point in b}
     common = [(point, b_at[point.load]) for point in a if point.load in b_at]
     if not common:
-        return None, "no step has results from both sides at the same load: nothing to compare"
+        return None, Phrase(
+            _("no step has results from both sides at the same load: nothing to compare")
+        )
     for point, other in common:
         if differ(point.rps, other.rps, margin):
-            return point.load, (
-                f"at {point.load:g} the sides' throughput differs by more than {margin:.0%}: "
-                f"{point.rps:,.0f} requests/s on A, {other.rps:,.0f} on B"
+            return point.load, Phrase(
+                _(
+                    "at %(load)s the sides' throughput differs by more than %(margin)s: "
+                    "%(a)s requests/s on A, %(b)s on B"
+                ),
+                load=f"{point.load:g}",
+                margin=f"{margin:.0%}",
+                a=f"{point.rps:,.0f}",
+                b=f"{other.rps:,.0f}",
             )
         if differ(point.p99, other.p99, margin):
-            return point.load, (
-                f"at {point.load:g} the sides' p99 differs by more than {margin:.0%}: "
-                f"{point.p99:,.1f} ms on A, {other.p99:,.1f} ms on B"
+            return point.load, Phrase(
+                _(
+                    "at %(load)s the sides' p99 differs by more than %(margin)s: %(a)s ms on "
+                    "A, %(b)s ms on B"
+                ),
+                load=f"{point.load:g}",
+                margin=f"{margin:.0%}",
+                a=f"{point.p99:,.1f}",
+                b=f"{other.p99:,.1f}",
             )
-    loads = "every step" if len(common) == len(a) == len(b) else f"the {len(common)} common loads"
-    return None, f"the sides stay within {margin:.0%} of each other at {loads}"
+    if len(common) == len(a) == len(b):
+        return None, Phrase(
+            _("the sides stay within %(margin)s of each other at every step"),
+            margin=f"{margin:.0%}",
+        )
+    return None, Phrase(
+        _("the sides stay within %(margin)s of each other at the %(count)s common loads"),
+        margin=f"{margin:.0%}",
+        count=len(common),
+    )
 
 
 def mark(a: float | None, b: float | None, *, higher_is_better: bool, margin: float) -> str:
@@ -153,7 +197,7 @@ def _knee_annotations(knees: dict[str, Knee]) -> list[dict]:
             "x": math.log10(knee.load) if knee.load > 0 else 0,
             "y": 1,
             "yref": "paper",
-            "text": f"knee {side.upper()}",
+            "text": gettext("knee %(side)s") % {"side": side.upper()},
             "showarrow": False,
             "yanchor": "bottom",
             "font": {"color": SIDE_COLOURS[side], "size": 11},
@@ -196,9 +240,12 @@ def figures(
     cpu: dict[str, list[dict]],
     knees: dict[str, Knee],
     labels: dict[str, str],
-    load_title: str = "load (concurrent connections)",
+    load_title: str | None = None,
 ) -> dict[str, dict]:
-    """Throughput, latency percentiles and CPU against load, both sides on each chart."""
+    """Throughput, latency percentiles and CPU against load, both sides on each chart, in
+    the active language (built for each request)."""
+    load_title = load_title or gettext("load (concurrent connections)")
+    cpu_kinds = {"us": gettext("user"), "sy": gettext("system"), "st": gettext("steal")}
     throughput, latency, cpu_chart = [], [], []
     for side, side_points in points.items():
         # plotly reads trace names as a little HTML: a label shows as typed.
@@ -238,14 +285,14 @@ def figures(
                     {
                         "type": "scatter",
                         "mode": "lines+markers",
-                        "name": f"{name} {({'us': 'user', 'sy': 'system', 'st': 'steal'})[key]}",
+                        "name": f"{name} {cpu_kinds[key]}",
                         "x": loads,
                         "y": values,
                         "line": {"color": colour, "dash": dash},
                     }
                 )
     loads = sorted({p.load for side_points in points.values() for p in side_points})
-    latency_layout = _layout("Latency", "ms", knees, load_title, loads)
+    latency_layout = _layout(gettext("Latency"), "ms", knees, load_title, loads)
     latency_layout["yaxis"]["title"] = {"text": "p99 (ms)"}
     latency_layout["yaxis2"] = {
         "title": {"text": "p50 (ms)"},
@@ -258,11 +305,19 @@ def figures(
     return {
         "throughput": {
             "data": throughput,
-            "layout": _layout("Throughput", "requests/s", knees, load_title, loads),
+            "layout": _layout(
+                gettext("Throughput"), gettext("requests/s"), knees, load_title, loads
+            ),
         },
         "latency": {"data": latency, "layout": latency_layout},
         "cpu": {
             "data": cpu_chart,
-            "layout": _layout("CPU of the service hosts", "% of CPU", knees, load_title, loads),
+            "layout": _layout(
+                gettext("CPU of the service hosts"),
+                gettext("CPU use (percent)"),
+                knees,
+                load_title,
+                loads,
+            ),
         },
     }

@@ -15,6 +15,9 @@ guessed from the label. An edge word is a protocol (optionally `:port`), `tls`, 
 import re
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext_noop
+
+from collectors.phrase import Phrase
 from investigations.choices import ConnectionReuse, PathNodeKind, Protocol
 
 KIND_ALIASES = {
@@ -78,8 +81,14 @@ MAX_LABEL = 200
 
 
 class PathSyntaxError(ValueError):
-    def __init__(self, column: int, message: str):
-        super().__init__(f"Column {column}: {message}")
+    """Where the text goes wrong (`column`, 1-based) and what was expected (`phrase`, read in
+    each person's language)."""
+
+    def __init__(self, column: int, message: Phrase):
+        self.phrase = Phrase(
+            gettext_noop("Column %(column)s: %(message)s"), column=column, message=message
+        )
+        super().__init__(str(self.phrase))
         self.column = column
 
 
@@ -121,7 +130,7 @@ class _Reader:
         while self.at < len(self.text) and self.text[self.at] == " ":
             self.at += 1
 
-    def fail(self, message: str):
+    def fail(self, message: Phrase):
         raise PathSyntaxError(self.at + 1, message)
 
     def done(self) -> bool:
@@ -150,29 +159,38 @@ class _Reader:
         if kind is None:
             raise PathSyntaxError(
                 match.start() + 1,
-                f"unknown kind {first!r}; use one of {', '.join(sorted(KIND_ALIASES))}",
+                Phrase(
+                    gettext_noop("unknown kind %(kind)s; use one of %(kinds)s"),
+                    kind=repr(first),
+                    kinds=", ".join(sorted(KIND_ALIASES)),
+                ),
             )
         self.skip_spaces()
         label = _LABEL.match(self.text, self.at)
         if not label:
-            self.fail(f"expected a node name after '{first}:'")
+            self.fail(Phrase(gettext_noop("expected a node name after '%(kind)s:'"), kind=first))
         self._check_length(label.group(0), label.start())
         self.at = label.end()
         return NodeSpec(label.group(0), kind)
 
     def _check_length(self, label: str, start: int) -> None:
         if len(label) > MAX_LABEL:
-            raise PathSyntaxError(start + 1, f"a node name has at most {MAX_LABEL} characters")
+            raise PathSyntaxError(
+                start + 1,
+                Phrase(
+                    gettext_noop("a node name has at most %(count)s characters"), count=MAX_LABEL
+                ),
+            )
 
     def arrow(self) -> dict:
         if self.take("->"):
             return {}
         if not self.take("-["):
-            self.fail("expected '->' between two nodes")
+            self.fail(Phrase(gettext_noop("expected '->' between two nodes")))
         start = self.at
         end = self.text.find("]->", start)
         if end == -1:
-            self.fail("an edge opened with '-[' needs ']->'")
+            self.fail(Phrase(gettext_noop("an edge opened with '-[' needs ']->'")))
         attributes = self._edge_words(self.text[start:end], start)
         self.at = end + 3
         return attributes
@@ -185,7 +203,7 @@ class _Reader:
             position += len(word) + 1
             word = word.strip().lower()
             if not word:
-                raise PathSyntaxError(column, "empty edge attribute")
+                raise PathSyntaxError(column, Phrase(gettext_noop("empty edge attribute")))
             if word == "tls":
                 attributes["tls"] = True
             elif word in ("long", "long-lived", "long_lived", "keepalive"):
@@ -197,13 +215,25 @@ class _Reader:
                 if name not in PROTOCOL_ALIASES:
                     raise PathSyntaxError(
                         column,
-                        f"unknown edge attribute {word!r}: a protocol "
-                        f"({', '.join(Protocol.values)}), protocol:port, tls, long or short",
+                        Phrase(
+                            gettext_noop(
+                                "unknown edge attribute %(word)s: a protocol (%(protocols)s), "
+                                "protocol:port, tls, long or short"
+                            ),
+                            word=repr(word),
+                            protocols=", ".join(Protocol.values),
+                        ),
                     )
                 attributes["protocol"] = PROTOCOL_ALIASES[name]
                 if port:
                     if not port.isdigit() or not 1 <= int(port) <= 65535:
-                        raise PathSyntaxError(column, f"the port must be 1-65535, not {port!r}")
+                        raise PathSyntaxError(
+                            column,
+                            Phrase(
+                                gettext_noop("the port must be 1-65535, not %(port)s"),
+                                port=repr(port),
+                            ),
+                        )
                     attributes["port"] = int(port)
                 if name == "https":
                     attributes["tls"] = True
@@ -216,7 +246,9 @@ def parse_path(text: str) -> PathSpec:
     text = re.sub(r"\s", " ", text).rstrip()
     reader = _Reader(text)
     if reader.done():
-        raise PathSyntaxError(1, "write a path such as: loadgen -> lb -> app -> mysql")
+        raise PathSyntaxError(
+            1, Phrase(gettext_noop("write a path such as: loadgen -> lb -> app -> mysql"))
+        )
     spec = PathSpec()
     seen: dict[str, NodeSpec] = {}
 
@@ -233,11 +265,19 @@ def parse_path(text: str) -> PathSpec:
         attributes = reader.arrow()
         current = add(reader.node())
         if len(spec.nodes) > MAX_NODES:
-            raise PathSyntaxError(reader.node_start + 1, f"at most {MAX_NODES} nodes in one path")
+            raise PathSyntaxError(
+                reader.node_start + 1,
+                Phrase(gettext_noop("at most %(count)s nodes in one path"), count=MAX_NODES),
+            )
         if current.label == previous.label:
-            raise PathSyntaxError(reader.node_start + 1, f"{current.label!r} cannot lead to itself")
+            raise PathSyntaxError(
+                reader.node_start + 1,
+                Phrase(gettext_noop("%(node)s cannot lead to itself"), node=repr(current.label)),
+            )
         spec.edges.append(EdgeSpec(previous.label, current.label, **attributes))
         previous = current
     if not spec.edges:
-        raise PathSyntaxError(len(text) + 1, "a path needs at least two nodes joined by '->'")
+        raise PathSyntaxError(
+            len(text) + 1, Phrase(gettext_noop("a path needs at least two nodes joined by '->'"))
+        )
     return spec

@@ -4,17 +4,28 @@ Pure: a step's numbers and the ladder's stop rule in, a verdict out; host sample
 step's CPU out.
 """
 
+from django.utils.translation import gettext_noop as _
+
 from collectors.parsers.sampling import average, average_per_cpu, busiest_cpu
+from collectors.phrase import Phrase
 from investigations.choices import ENDED_LADDER_STATUSES, LadderStatus
 
 
-def breaking_reason(ladder, step) -> str | None:
+def breaking_reason(ladder, step) -> Phrase | None:
     """Why a step passes the ladder's stop rule (error rate, p99), or None."""
     if step.error_rate > ladder.stop_error_rate:
-        return f"{step.error_rate:.1%} of requests failed (limit {ladder.stop_error_rate:.1%})"
+        return Phrase(
+            _("%(rate)s of requests failed (limit %(limit)s)"),
+            rate=f"{step.error_rate:.1%}",
+            limit=f"{ladder.stop_error_rate:.1%}",
+        )
     p99 = step.latency_ms.get("p99")
     if ladder.stop_p99_ms is not None and p99 is not None and p99 > ladder.stop_p99_ms:
-        return f"p99 {p99:,.1f} ms (limit {ladder.stop_p99_ms:,g} ms)"
+        return Phrase(
+            _("p99 %(p99)s ms (limit %(limit)s ms)"),
+            p99=f"{p99:,.1f}",
+            limit=f"{ladder.stop_p99_ms:,g}",
+        )
     return None
 
 

@@ -1,3 +1,4 @@
+import json
 from datetime import datetime
 from typing import Literal
 
@@ -7,13 +8,14 @@ from pydantic import ConfigDict
 from investigations.access import collection_for_user, finding_for_user, investigation_for_user
 from investigations.api.schemas import ErrorOut, Id, Text
 from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
+from investigations.phrases import stored_text
 from investigations.selectors import (
     collection_with_targets,
     fact_pair_diffs,
     findings_for,
     latest_snapshots,
 )
-from investigations.services.collections import collection_request
+from investigations.services.collections import collection_cancel, collection_request
 from investigations.services.findings import finding_set_status
 
 router = Router(tags=["evidence"])
@@ -21,15 +23,20 @@ ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: Error
 
 
 class CollectionIn(Schema):
-    """The kind, the hosts, and the kind's own parameters (validated by its plan's form:
-    investigations/runs/<kind>.py); those of host facts are listed."""
+    """The kind, the hosts, and the kind's own parameters, validated by its plan's form
+    (investigations/runs/<kind>.py). facts: `service` (a process name or PID whose limits to
+    record), `paths` (whose mount options to record). profile: `seconds` (10, at most 120),
+    `frequency` (99 Hz), `process` (a command name as pgrep -x matches it) or `pid` (neither:
+    every CPU), `call_graph` (fp or dwarf), `ladder` and `step` (a step number or "knee")."""
 
     model_config = ConfigDict(extra="allow")
 
     kind: CollectionKind = CollectionKind.FACTS
-    hosts: list[Id] | None = Field(None, description="default: every host placed on a side")
-    service: Text = Field("", description="a process name or PID whose limits to record")
-    paths: list[Text] = Field([], description="paths whose mount options to record")
+    hosts: list[Id] | None = Field(
+        None, description="default: every host placed on a side (profile: the service hosts)"
+    )
+    service: Text = Field("", description="facts: a process name or PID whose limits to record")
+    paths: list[Text] = Field([], description="facts: paths whose mount options to record")
 
 
 class TargetOut(Schema):
@@ -46,6 +53,14 @@ class TargetOut(Schema):
     finished_at: datetime | None
     error: str
 
+    @staticmethod
+    def resolve_step(obj) -> str:
+        return stored_text(obj, "step")
+
+    @staticmethod
+    def resolve_error(obj) -> str:
+        return stored_text(obj, "error")
+
 
 class CollectionOut(Schema):
     id: int
@@ -56,6 +71,9 @@ class CollectionOut(Schema):
     start_at: datetime
     created_at: datetime
     completed_at: datetime | None
+    cancel_requested_at: datetime | None = Field(
+        description="set once a cancel was asked for: the targets end, failed with 'Cancelled.'"
+    )
     targets: list[TargetOut]
 
     @staticmethod
@@ -96,12 +114,18 @@ class DiffPairOut(Schema):
     rows: list[DiffRowOut]
 
 
+class RootCauseRef(Schema):
+    id: int
+    title: str
+    title_zh: str
+
+
 class FindingOut(Schema):
     id: int
     rule: str
     subject: str
     severity: str
-    title: str
+    title: str = Field(description="in the language Accept-Language asks for")
     explanation: str
     recommendation: str
     side_a: str
@@ -112,6 +136,26 @@ class FindingOut(Schema):
     first_seen_at: datetime
     last_seen_at: datetime
     resolved_at: datetime | None
+    root_cause: RootCauseRef | None = Field(
+        None, description="the knowledge-base entry this finding is evidence for"
+    )
+
+    @staticmethod
+    def resolve_title(obj) -> str:
+        return stored_text(obj, "title")
+
+    @staticmethod
+    def resolve_root_cause(obj) -> dict | None:
+        cause = obj.root_cause
+        return cause and {"id": cause.pk, "title": cause.title, "title_zh": cause.title_zh}
+
+    @staticmethod
+    def resolve_explanation(obj) -> str:
+        return stored_text(obj, "explanation")
+
+    @staticmethod
+    def resolve_recommendation(obj) -> str:
+        return stored_text(obj, "recommendation")
 
 
 class FindingPatch(Schema):
@@ -129,16 +173,30 @@ def collections_create(request, investigation_id: Id, payload: CollectionIn):
         user=request.user,
         kind=payload.kind,
         host_ids=payload.hosts,
-        parameters=payload.dict(exclude={"kind", "hosts"}),
+        # The kind's own fields, as sent: its plan's form is their schema.
+        parameters={
+            name: value
+            for name, value in json.loads(request.body or b"{}").items()
+            if name not in ("kind", "hosts")
+        },
     )
-    return Status(201, collection_with_targets(collection_id=collection.pk))
+    return Status(201, collection_with_targets(collection=collection))
 
 
 @router.get("/collections/{collection_id}", response={200: CollectionOut, **ERRORS})
 def collections_get(request, collection_id: Id):
     """Status and one entry per target; poll it until `status` is completed or failed."""
-    collection_for_user(request.user, collection_id)
-    return collection_with_targets(collection_id=collection_id)
+    collection = collection_for_user(request.user, collection_id)
+    return collection_with_targets(collection=collection)
+
+
+@router.post("/collections/{collection_id}/cancel", response={200: CollectionOut, **ERRORS})
+def collections_cancel(request, collection_id: Id):
+    """Stop a collection: queued targets end at once, running ones stop what they started on
+    their hosts (benchmarks, servers, scratch files) within a few seconds. 400 once ended."""
+    collection = collection_for_user(request.user, collection_id, Role.RESPONDER)
+    collection = collection_cancel(collection=collection, user=request.user)
+    return collection_with_targets(collection=collection)
 
 
 @router.get("/investigations/{investigation_id}/facts", response={200: list[FactsOut], **ERRORS})

@@ -45,6 +45,7 @@ from investigations.services.investigations import (
     investigation_update,
     side_update,
 )
+from investigations.services.knowledge import case_root_causes_set
 from investigations.services.timeline import (
     timeline_entry_add,
     timeline_entry_delete,
@@ -114,6 +115,15 @@ def investigations_patch(request, investigation_id: Id, payload: InvestigationPa
     fields = payload.dict(exclude_unset=True)
     status = fields.pop("status", None)
     tags = fields.pop("tags", None)
+    reason = fields.pop("close_reason", None) or ""
+    if "root_cause" in fields or "root_causes" in fields:
+        single = fields.pop("root_cause", None)
+        several = fields.pop("root_causes", None)
+        case_root_causes_set(
+            investigation=investigation,
+            user=request.user,
+            root_cause_ids=several if several is not None else [single] if single else [],
+        )
     if "lead" in fields:
         fields["lead"] = _lead(fields["lead"], investigation.team_id)
     reject_nulls(fields, ["title", "severity", "symptom_direction"])
@@ -126,7 +136,7 @@ def investigations_patch(request, investigation_id: Id, payload: InvestigationPa
         )
     if status is not None and status != investigation.status:
         investigation = investigation_set_status(
-            investigation=investigation, user=request.user, status=status
+            investigation=investigation, user=request.user, status=status, reason=reason
         )
     return _loaded(investigation)
 

@@ -4,15 +4,18 @@ from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
-from ninja import Field, File, Form, Router, Schema, Status
-from ninja.files import UploadedFile
+from ninja import Field, Router, Schema, Status
 from pydantic import StrictInt
 
 from investigations.access import investigation_for_user, ladder_for_user
+from investigations.api.imports import importer
 from investigations.api.schemas import ErrorOut, Id, Text
-from investigations.choices import LoadKind, LoadTool, Role
+from investigations.choices import ImportFormat, LoadKind, LoadTool, Role
 from investigations.models import Ladder
+from investigations.phrases import stored_text
 from investigations.selectors import ladder_get, ladder_points, ladder_sides
+from investigations.selectors.captures import ladder_captures
+from investigations.selectors.profiles import ladder_profiles
 from investigations.services.ladder_imports import ladder_import
 from investigations.services.ladders import (
     ladder_analysis,
@@ -92,8 +95,18 @@ class LadderOut(Schema):
     divergence: str
     sides: list[LadderSideOut]
     results: list[StepOut]
+    profiles: list[dict] = Field(
+        [], description="CPU profiles taken during its steps: {id, step, side, host}"
+    )
+    captures: list[dict] = Field(
+        [], description="packet captures taken during its steps: {id, step, side, host}"
+    )
     created_at: datetime
     finished_at: datetime | None
+
+
+def _taken_during(rows) -> list[dict]:
+    return [{"id": r.pk, "step": r.step, "side": r.side.key, "host": r.host_id} for r in rows]
 
 
 def ladder_out(ladder: Ladder) -> dict:
@@ -135,9 +148,16 @@ def ladder_out(ladder: Ladder) -> dict:
         "load_kind": ladder.load_kind,
         "steps": ladder.steps,
         "step_seconds": ladder.step_seconds,
-        "knees": analysis.get("knees", {}),
+        "knees": {
+            side: {
+                "index": knee.get("index"),
+                "load": knee.get("load"),
+                "reason": stored_text(knee, "reason"),
+            }
+            for side, knee in analysis.get("knees", {}).items()
+        },
         "divergence_step": analysis.get("divergence", {}).get("index"),
-        "divergence": analysis.get("divergence", {}).get("reason", ""),
+        "divergence": stored_text(analysis.get("divergence", {}), "reason"),
         "sides": [
             {
                 "side": side.side.key,
@@ -146,12 +166,14 @@ def ladder_out(ladder: Ladder) -> dict:
                 "url": side.url,
                 "current_step": side.current_step,
                 "breaking_step": side.breaking_step,
-                "breaking_reason": side.breaking_reason,
-                "error": side.error,
+                "breaking_reason": stored_text(side, "breaking_reason"),
+                "error": stored_text(side, "error"),
             }
             for side in sides
         ],
         "results": results,
+        "profiles": _taken_during(ladder_profiles(ladder=ladder)),
+        "captures": _taken_during(ladder_captures(ladder=ladder)),
         "created_at": ladder.created_at,
         "finished_at": ladder.finished_at,
     }
@@ -180,25 +202,16 @@ def ladders_cancel(request, ladder_id: Id):
     return ladder_out(ladder)
 
 
-@router.post("/investigations/{investigation_id}/imports", response={201: LadderOut, **ERRORS})
-def imports_create(
-    request,
-    investigation_id: Id,
-    side: Form[Text],
-    format: Form[Text],
-    file: File[list[UploadedFile]],
-    ladder: Form[Id | None] = None,
-    load: Form[float | None] = None,
-):
-    """Results made elsewhere. Multipart: side (a or b), format, file (repeat it for several
-    runs); optional: ladder, to add a side or more steps to; load, for hey (-c) and wrk2 (-R)
-    output without its command line.
-
-    Formats: wrk, wrk2, hey, ab, k6-json, k6-text, jmeter-csv, locust-csv."""
-    investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
+@importer(
+    *ImportFormat.values,
+    out=LadderOut,
+    summary="load results, a ladder comes back (`ladder`: add a side or more steps to it; "
+    "`load`: for hey (-c) and wrk2 (-R) output without its command line).",
+)
+def ladder_results_import(*, request, investigation, side, format, files, options) -> dict:
     onto = None
-    if ladder is not None:
-        onto = ladder_get(investigation=investigation, ladder_id=ladder)
+    if options["ladder"] is not None:
+        onto = ladder_get(investigation=investigation, ladder_id=options["ladder"])
         if onto is None:
             raise ValidationError({"ladder": _("No such ladder in this investigation.")})
     created = ladder_import(
@@ -206,8 +219,8 @@ def imports_create(
         user=request.user,
         side_key=side,
         format=format,
-        files=[(upload.name, upload.read()) for upload in file],
+        files=[(upload.name, upload.read()) for upload in files],
         ladder=onto,
-        load=load,
+        load=options["load"],
     )
-    return Status(201, ladder_out(created))
+    return ladder_out(created)

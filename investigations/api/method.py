@@ -19,6 +19,7 @@ from investigations.choices import (
     Protocol,
     Role,
 )
+from investigations.phrases import stored_text
 from investigations.selectors import (
     checklist_item_by_key,
     checklist_items,
@@ -164,6 +165,10 @@ class ItemOut(Schema):
     @staticmethod
     def resolve_assignee(obj) -> str | None:
         return obj.assignee.get_username() if obj.assignee else None
+
+    @staticmethod
+    def resolve_evidence(obj) -> str:
+        return stored_text(obj, "evidence")
 
 
 class ItemPatch(Schema):

@@ -12,6 +12,7 @@ from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from collectors.errors import CollectorError
+from investigations.phrases import translate
 from investigations.services.tokens import api_token_authenticate
 
 
@@ -113,7 +114,7 @@ def _http_error(request, exc: HttpError):
 def _remote_error(request, exc: CollectorError):
     # A host set up incompletely here is the caller's to fix (400); a host that fails to
     # answer is a gateway error (502). Both say what to do.
-    return _error(request, 400 if exc.settings_fault else 502, exc.message)
+    return _error(request, 400 if exc.settings_fault else 502, translate(exc.phrase))
 
 
 @api.exception_handler(AuthenticationError)
@@ -127,12 +128,18 @@ def _unauthorised(request, exc: AuthenticationError):
 
 from investigations.api import (  # noqa: E402
     accounts,
+    captures,
     evidence,
     inventory,
     investigations,
+    knowledge,
     ladders,
     method,
+    postmortem,
+    profiles,
+    similar,
 )
+from investigations.api.imports import imports_router  # noqa: E402
 
 api.add_router("", accounts.router)
 api.add_router("", investigations.router)
@@ -140,3 +147,10 @@ api.add_router("", inventory.router)
 api.add_router("", evidence.router)
 api.add_router("", method.router)
 api.add_router("", ladders.router)
+api.add_router("", profiles.router)
+api.add_router("", captures.router)
+api.add_router("", knowledge.router)
+api.add_router("", similar.router)
+api.add_router("", postmortem.router)
+# Last: every kind above has registered the formats it imports.
+api.add_router("", imports_router())

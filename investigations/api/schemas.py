@@ -18,6 +18,7 @@ from investigations.choices import (
     SideKind,
     Status,
 )
+from investigations.phrases import stored_text
 
 
 def _no_nul(value: str) -> str:
@@ -109,6 +110,22 @@ class SymptomOut(Schema):
     )
 
 
+class EvidenceRef(Schema):
+    kind: str = Field(description="finding, profile, capture, ladder or event")
+    id: int
+
+
+class CaseRootCauseOut(Schema):
+    id: int = Field(description="the knowledge-base entry")
+    title: str
+    title_zh: str
+    category: str
+    evidence: list[EvidenceRef]
+    fix: str
+    confirmed_by: str | None
+    confirmed_at: datetime
+
+
 class InvestigationOut(Schema):
     """Read from an Investigation row; load it with tags, sides and lead to avoid N+1."""
 
@@ -126,8 +143,28 @@ class InvestigationOut(Schema):
     lead: str | None
     notes: str
     sides: list[SideOut]
+    root_causes: list[CaseRootCauseOut] = Field(
+        [], description="the root causes confirmed on the case, with their evidence and fix"
+    )
+    close_reason: str = Field("", description="why a lead closed it without a root cause")
     created_at: datetime
     updated_at: datetime
+
+    @staticmethod
+    def resolve_root_causes(obj) -> list[dict]:
+        return [
+            {
+                "id": found.root_cause_id,
+                "title": found.root_cause.title,
+                "title_zh": found.root_cause.title_zh,
+                "category": found.root_cause.category,
+                "evidence": found.evidence,
+                "fix": found.fix,
+                "confirmed_by": found.confirmed_by.get_username() if found.confirmed_by else None,
+                "confirmed_at": found.confirmed_at,
+            }
+            for found in obj.case_root_causes.all()
+        ]
 
     @staticmethod
     def resolve_team(obj) -> int:
@@ -197,6 +234,13 @@ class InvestigationPatch(InvestigationFields):
     symptom_load: Text | None = None
     symptom_direction: DirectionValue | None = None
     notes: Text | None = None
+    root_cause: Id | None = Field(
+        None, description="the case's root cause: a knowledge-base entry (null: none)"
+    )
+    root_causes: list[Id] | None = Field(None, description="or several: exactly these entries")
+    close_reason: Text | None = Field(
+        None, description="with status closed and no root cause: why it closes without one"
+    )
     tags: list[Text] | None = None
 
 
@@ -289,6 +333,10 @@ class EventOut(Schema):
     @staticmethod
     def resolve_author(obj) -> str | None:
         return obj.author.get_username() if obj.author else None
+
+    @staticmethod
+    def resolve_summary(obj) -> str:
+        return stored_text(obj, "summary")
 
 
 class EventEdit(Schema):

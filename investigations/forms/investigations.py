@@ -90,6 +90,8 @@ class InvestigationCreateForm(InvestigationForm):
 
 class StatusForm(forms.Form):
     status = forms.CharField()
+    # Closing without a confirmed root cause: a lead says why.
+    reason = forms.CharField(required=False, max_length=limits.REASON)
 
 
 class SideForm(forms.Form):

@@ -1,17 +1,36 @@
 from investigations.models.accounts import UserPreference
+from investigations.models.baselines import BaselineResult
+from investigations.models.captures import Capture
 from investigations.models.checklist import ChecklistItem
 from investigations.models.collections import Artifact, Collection, CollectionTarget
 from investigations.models.evidence import FactSnapshot, Finding
 from investigations.models.inventory import Credential, EnvironmentMember, Host
 from investigations.models.investigations import Investigation, Side, Tag
+from investigations.models.knowledge import (
+    ActionItem,
+    CaseRootCause,
+    Postmortem,
+    RootCause,
+    SearchDocument,
+    SearchTerm,
+)
 from investigations.models.ladders import Ladder, LadderSample, LadderSide, LadderStep
 from investigations.models.path import PathEdge, PathNode
+from investigations.models.profiles import Profile
 from investigations.models.teams import ApiToken, Membership, Team
 from investigations.models.timeline import TimelineEvent
 from investigations.models.webhooks import WebhookDelivery
 
 __all__ = [
+    "ActionItem",
+    "CaseRootCause",
+    "Postmortem",
+    "RootCause",
+    "SearchDocument",
+    "SearchTerm",
     "ApiToken",
+    "BaselineResult",
+    "Capture",
     "Artifact",
     "ChecklistItem",
     "Collection",
@@ -29,6 +48,7 @@ __all__ = [
     "Membership",
     "PathEdge",
     "PathNode",
+    "Profile",
     "Side",
     "Tag",
     "Team",

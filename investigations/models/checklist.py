@@ -28,6 +28,8 @@ class ChecklistItem(models.Model):
     auto = models.BooleanField(default=False)
     # What completed it, in words: "3 nodes, 2 edges".
     evidence = models.TextField(blank=True)
+    # The phrase the evidence was made from, read in each person's language.
+    phrases = models.JSONField(default=dict, blank=True)
     custom = models.BooleanField(default=False)
     completed_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -17,6 +17,8 @@ class Collection(models.Model):
     )
     # Every target waits for this moment, so that both sides measure the same time.
     start_at = models.DateTimeField()
+    # A cancel asked for: the running targets stop what they started and end cancelled.
+    cancel_requested_at = models.DateTimeField(null=True, blank=True)
     # Set once every target has ended.
     completed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -38,6 +40,8 @@ class CollectionTarget(models.Model):
     progress = models.PositiveSmallIntegerField(default=0)
     step = models.CharField(max_length=200, blank=True)
     error = models.TextField(blank=True)
+    # The phrase the error was made from, read in each person's language.
+    phrases = models.JSONField(default=dict, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
     # When the plan's measurement began: every target of a collection begins at one moment

@@ -53,6 +53,13 @@ class Finding(models.Model):
     recommendation = models.TextField(blank=True)
     side_a = models.TextField(blank=True)
     side_b = models.TextField(blank=True)
+    # The knowledge-base entry this finding is evidence for (its rule names it).
+    root_cause = models.ForeignKey(
+        "RootCause", on_delete=models.SET_NULL, null=True, blank=True, related_name="findings"
+    )
+    # The phrases title, explanation and recommendation were made from, read in each
+    # person's language (investigations/phrases.py).
+    phrases = models.JSONField(default=dict, blank=True)
     status = models.CharField(
         max_length=20, choices=FindingStatus.choices, default=FindingStatus.OPEN
     )

@@ -44,6 +44,8 @@ class Investigation(models.Model):
         related_name="+",
     )
     notes = models.TextField(blank=True)
+    # Why a lead closed the case without a confirmed root cause.
+    close_reason = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
     )

@@ -70,6 +70,8 @@ class LadderSide(models.Model):
     # The step whose limits were passed; the side stopped there.
     breaking_step = models.PositiveIntegerField(null=True, blank=True)
     breaking_reason = models.TextField(blank=True)
+    # The phrases error and breaking_reason were made from, read in each person's language.
+    phrases = models.JSONField(default=dict, blank=True)
     source = models.CharField(max_length=40, blank=True)  # import format, or "" for a run
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -16,6 +16,9 @@ class TimelineEvent(models.Model):
     action = models.CharField(max_length=20, choices=ActionKind.choices, blank=True)
     summary = models.TextField()
     details = models.JSONField(default=dict, blank=True)
+    # The phrase an automatic summary was made from, read in each person's language (a
+    # person's own words have none).
+    phrases = models.JSONField(default=dict, blank=True)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )

@@ -11,7 +11,7 @@ import importlib
 import pkgutil
 
 PLANS: dict = {}
-_MACHINERY = {"base", "capture", "collection", "gate", "remote", "ladder"}
+_MACHINERY = {"base", "capture", "collection", "gate", "remote", "ladder", "ladder_step"}
 
 
 def register(cls):
@@ -20,14 +20,19 @@ def register(cls):
     return cls
 
 
-def plan_for(kind: str):
-    """The plan of a collection kind (every module of this package is imported once, so
-    that each kind registers itself)."""
+def plans() -> dict:
+    """Every kind's plan, by kind (each module of this package is imported once, so that
+    each kind registers itself)."""
     if not PLANS:
         for module in pkgutil.iter_modules(__path__):
             if module.name not in _MACHINERY:
                 importlib.import_module(f"{__name__}.{module.name}")
+    return PLANS
+
+
+def plan_for(kind: str):
+    """The plan of a collection kind."""
     try:
-        return PLANS[kind]
+        return plans()[kind]
     except KeyError:
         raise LookupError(f"no plan for the collection kind {kind!r}") from None

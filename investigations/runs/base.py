@@ -8,9 +8,11 @@ shared machinery: `begin()` (the planned start, together with the other targets)
 the collection's runner, which hands it to the plan's `store` in the task's own thread.
 """
 
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -19,7 +21,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from investigations.runs.capture import Captured, capture
-from investigations.runs.gate import StartGate
+from investigations.runs.gate import StartGate, StepGate
 
 
 @dataclass
@@ -35,6 +37,12 @@ class TargetRun:
     report: Callable = field(repr=False)  # report(target_id, attempt, **changes)
     connection: object = field(default=None, repr=False)
     arrived: bool = False
+    host_id: int = 0
+    # Set when the collection is cancelled (or out of time): a plan that runs long watches it.
+    stop: threading.Event = field(default_factory=threading.Event, repr=False)
+    # Steps the targets take together after the start (a plan of many steps uses it).
+    steps: StepGate | None = field(default=None, repr=False)
+    left: bool = False
 
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
@@ -51,14 +59,26 @@ class TargetRun:
         self.report(self.target_id, self.attempt, began_at=began)
         return began
 
+    def together(self, step: str, *, max_wait: float, offer=None) -> dict:
+        """Begin `step` with the collection's other targets (see StepGate); returns what
+        each target offered at it, by target id."""
+        if self.steps is None:
+            return {self.target_id: offer} if offer is not None else {}
+        return self.steps.arrive(step, max_wait=max_wait, party=self.target_id, offer=offer)
+
     def leave(self) -> None:
         if not self.arrived:
             self.arrived = True
             self.gate.leave()
+        if self.steps is not None and not self.left:
+            self.left = True
+            self.steps.leave()
 
-    def capture(self, argv, *, name: str, timeout: float, max_bytes: int, stdin=b"") -> Captured:
-        """Run argv, streaming its output into a hashed temporary file; never past the
-        target's deadline."""
+    def capture(
+        self, argv, *, name: str, timeout: float, max_bytes: int, stdin=b"", on_data=None
+    ) -> Captured:
+        """Run argv, streaming its output into a hashed temporary file (`on_data` sees each
+        chunk as it comes); never past the target's deadline."""
         return capture(
             self.connection,
             argv,
@@ -66,7 +86,19 @@ class TargetRun:
             stdin=stdin,
             timeout=max(1.0, min(timeout, self.remaining())),
             max_bytes=max_bytes,
+            on_data=on_data,
         )
+
+    def capture_reporting(self, argv, *, report: Callable, **options) -> Captured:
+        """capture(), with `report(seconds since it started) -> (percent, step)` written as
+        the target's progress every second while it runs (a recording of a minute or five
+        says how far it is)."""
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            running = pool.submit(self.capture, argv, **options)
+            started = time.monotonic()
+            while not wait([running], timeout=1).done:
+                self.progress(*report(time.monotonic() - started))
+            return running.result()
 
 
 class Plan(ABC):
@@ -75,11 +107,24 @@ class Plan(ABC):
 
     kind: str  # a CollectionKind value
     parameters_form: type[forms.Form]  # the schema, shared by the page's form and the API
+    # The roles whose hosts a request without hosts collects from (None: every placed host).
+    default_roles: tuple[str, ...] | None = None
 
     @property
     @abstractmethod
     def target_seconds(self) -> int:
         """How long one target may take, connecting included."""
+
+    def seconds_for(self, parameters: dict) -> int:
+        """How long one target of a collection with these parameters may take (after the
+        collection's planned start)."""
+        return self.target_seconds
+
+    def schedule(self, *, investigation, user, parameters: dict) -> tuple[dict, datetime | None]:
+        """The parameters as stored and the moment the targets begin (None: as soon as they
+        are connected); a ValidationError names the field. Called in the request's
+        transaction, after `clean`."""
+        return parameters, None
 
     def clean(self, data: dict) -> dict:
         """The request's parameters, validated by the kind's form; a ValidationError names

@@ -8,14 +8,18 @@ from dataclasses import dataclass, field
 
 
 class HashingFile:
-    """Write-through sha256 and size."""
+    """Write-through sha256 and size; `on_data` sees every chunk too (to count packets as
+    they come, say)."""
 
-    def __init__(self, file):
+    def __init__(self, file, on_data=None):
         self.file, self.sha256, self.size = file, hashlib.sha256(), 0
+        self.on_data = on_data
 
     def write(self, data: bytes) -> int:
         self.sha256.update(data)
         self.size += len(data)
+        if self.on_data is not None:
+            self.on_data(data)
         return self.file.write(data)
 
 
@@ -27,6 +31,7 @@ class Captured:
     sha256: str
     truncated: bool
     exit_status: int | None
+    stderr: str = ""  # what the command said on its standard error (capped)
 
     def read(self) -> bytes:
         self.file.seek(0)
@@ -36,11 +41,13 @@ class Captured:
         self.file.close()
 
 
-def capture(connection, argv, *, name: str, stdin: bytes, timeout: float, max_bytes: int):
+def capture(
+    connection, argv, *, name: str, stdin: bytes, timeout: float, max_bytes: int, on_data=None
+):
     """Run `argv` on the connection, its stdout (at most max_bytes) into a Captured."""
     file = tempfile.TemporaryFile()
     try:
-        sink = HashingFile(file)
+        sink = HashingFile(file, on_data)
         result = connection.run(argv, sink=sink, stdin=stdin, timeout=timeout, max_bytes=max_bytes)
     except BaseException:
         file.close()
@@ -52,4 +59,5 @@ def capture(connection, argv, *, name: str, stdin: bytes, timeout: float, max_by
         sha256=sink.sha256.hexdigest(),
         truncated=result.truncated,
         exit_status=result.exit_status,
+        stderr=result.stderr,
     )

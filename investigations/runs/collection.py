@@ -10,6 +10,7 @@ writer, a handful of short transactions, and no connection per thread.
 
 import logging
 import queue
+import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -17,19 +18,23 @@ from dataclasses import dataclass
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from collectors.errors import CollectorError
+from collectors.phrase import Phrase
+from collectors.phrase import gettext_noop as _
 from investigations.connections import connector_for
 from investigations.models import Collection
 from investigations.runs import plan_for
 from investigations.runs.base import TargetRun
-from investigations.runs.gate import StartGate
+from investigations.runs.gate import StartGate, StepGate
+from investigations.selectors.collections import collection_cancel_requested
 from investigations.services.collections import (
     collection_complete_if_done,
     collection_time_limit,
     target_fail,
-    target_update,
     targets_claim,
+    targets_report,
     targets_resume,
 )
 
@@ -37,8 +42,10 @@ logger = logging.getLogger(__name__)
 
 # A transient network error is tried again this many times in all, within the deadline.
 MAX_TRIES = 3
-OUT_OF_TIME = "Gave up: the collection took too long."
+OUT_OF_TIME = Phrase(_("Gave up: the collection took too long."))
+CANCELLED = Phrase(_("Cancelled."))
 REFRESH_SECONDS = 5
+CANCEL_POLL_SECONDS = 1.0
 
 
 @dataclass
@@ -46,7 +53,7 @@ class Outcome:
     target_id: int
     attempt: int
     result: object = None
-    error: str = ""
+    error: Phrase | None = None
 
 
 def run_collection(*, collection_id: int, target_ids=None) -> None:
@@ -58,7 +65,7 @@ def run_collection(*, collection_id: int, target_ids=None) -> None:
     targets_resume(collection_id=collection_id, target_ids=target_ids)
     targets = targets_claim(
         collection_id=collection_id,
-        seconds=collection_time_limit(kind=collection.kind, targets=collection.targets.count()),
+        seconds=collection_time_limit(collection=collection, targets=collection.targets.count()),
         target_ids=target_ids,
     )
     runs, connectors = [], {}
@@ -66,7 +73,7 @@ def run_collection(*, collection_id: int, target_ids=None) -> None:
         try:
             connectors[target.pk] = connector_for(target.host)
         except CollectorError as error:
-            target_fail(target_id=target.pk, error=error.message, attempt=target.attempts)
+            target_fail(target_id=target.pk, error=error.phrase, attempt=target.attempts)
             continue
         runs.append(target)
     if runs:
@@ -82,15 +89,21 @@ def _run_all(plan, collection, targets, connectors) -> None:
         not_before=collection.start_at,
         max_wait=settings.SSH_CONNECT_TIMEOUT + 2,
     )
+    steps = StepGate(parties=parallel)
+    stop = threading.Event()
     reports: queue.SimpleQueue = queue.SimpleQueue()
 
     def report(target_id, attempt, **changes):
         reports.put((target_id, attempt, changes))
 
+    # The threads start connecting together once all exist: a thread started while others
+    # already run paramiko's handshakes waits its turn for the GIL to start at all.
+    go = threading.Event()
     pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix=f"collect-{collection.pk}")
     pending = {
         pool.submit(
             _run_target,
+            go,
             plan,
             TargetRun(
                 target_id=target.pk,
@@ -102,22 +115,31 @@ def _run_all(plan, collection, targets, connectors) -> None:
                 deadline=0.0,  # set when its thread starts
                 gate=gate,
                 report=report,
+                host_id=target.host_id,
+                stop=stop,
+                steps=steps,
             ),
             connectors[target.pk],
         )
         for target in targets
     }
+    go.set()
     try:
-        unread, last_refresh = False, time.monotonic()
+        unread, last_refresh, last_poll = False, time.monotonic(), time.monotonic()
         while pending:
             done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-            _write_reports(reports)
+            if not stop.is_set() and time.monotonic() - last_poll >= CANCEL_POLL_SECONDS:
+                last_poll = time.monotonic()
+                if collection_cancel_requested(collection_id=collection.pk):
+                    stop.set()  # the targets stop what they started and end cancelled
+            outcomes = [future.result() for future in done]
+            # What the ended targets said last is overtaken by their end.
+            _write_reports(reports, ended={outcome.target_id for outcome in outcomes})
             if not done:
                 continue
             # One transaction a batch: the last batch's targets end in the same commit as
             # the rules and the timeline's "collected", so nobody reads the collection
             # complete without its findings.
-            outcomes = [future.result() for future in done]
             with transaction.atomic():
                 for outcome in outcomes:
                     if not outcome.error:
@@ -138,6 +160,7 @@ def _run_all(plan, collection, targets, connectors) -> None:
                 if not pending:
                     collection_complete_if_done(collection_id=collection.pk)
     except SoftTimeLimitExceeded:
+        stop.set()
         # The threads still waiting on hosts end by their own command timeouts; whatever
         # they bring back is dropped.
         for target in by_id.values():
@@ -146,32 +169,37 @@ def _run_all(plan, collection, targets, connectors) -> None:
         pool.shutdown(wait=not pending, cancel_futures=True)
 
 
-def _write_reports(reports: queue.SimpleQueue) -> None:
-    """What the target threads said since the last look, the newest per target."""
+def _write_reports(reports: queue.SimpleQueue, ended: set[int]) -> None:
+    """What the target threads said since the last look, the newest per target (of the
+    targets that have just ended, only when they began)."""
     latest: dict[tuple[int, int], dict] = {}
     while True:
         try:
             target_id, attempt, changes = reports.get_nowait()
         except queue.Empty:
             break
-        latest.setdefault((target_id, attempt), {}).update(changes)
-    if not latest:
-        return
-    with transaction.atomic():  # one commit for all of them
-        for (target_id, attempt), changes in latest.items():
-            target_update(target_id=target_id, attempt=attempt, **changes)
+        if target_id in ended:  # its progress is over; when it began still counts
+            changes = {k: v for k, v in changes.items() if k not in ("progress", "step")}
+        if changes:
+            latest.setdefault((target_id, attempt), {}).update(changes)
+    if latest:
+        targets_report(reports=latest)
 
 
-def _run_target(plan, run: TargetRun, connector) -> Outcome:
+def _run_target(go: threading.Event, plan, run: TargetRun, connector) -> Outcome:
     """In a thread of its own: connect, run the plan; transient network errors are tried
     again while the deadline allows."""
-    run.deadline = time.monotonic() + plan.target_seconds
+    go.wait()
+    # Its own time, counted from the collection's planned start (a profile tied to a ladder's
+    # step may wait minutes for it).
+    wait = max(0.0, (run.gate.not_before - timezone.now()).total_seconds())
+    run.deadline = time.monotonic() + wait + plan.seconds_for(run.parameters)
     tries = 0
     try:
         while True:
             tries += 1
             try:
-                run.progress(15, f"connecting to {run.address}")
+                run.progress(15, Phrase(_("connecting to %(address)s"), address=run.address))
                 with connector() as connection:
                     run.connection = connection
                     return Outcome(run.target_id, run.attempt, result=plan.run(run))
@@ -182,13 +210,15 @@ def _run_target(plan, run: TargetRun, connector) -> Outcome:
                     or tries >= MAX_TRIES
                     or run.remaining() < pause + settings.SSH_CONNECT_TIMEOUT
                 ):
-                    return Outcome(run.target_id, run.attempt, error=error.message)
-                run.progress(5, f"retrying: {error.message}"[:200])
+                    return Outcome(run.target_id, run.attempt, error=error.phrase)
+                run.progress(5, Phrase(_("retrying: %(error)s"), error=error.phrase))
                 time.sleep(pause)
     except Exception as error:  # a bug, not the host: fail the target visibly
         logger.exception("collection target %s failed", run.target_id)
         return Outcome(
-            run.target_id, run.attempt, error=f"Internal error: {type(error).__name__}: {error}"
+            run.target_id,
+            run.attempt,
+            error=Phrase(_("Internal error: %(error)s"), error=f"{type(error).__name__}: {error}"),
         )
     finally:
         run.leave()

@@ -20,6 +20,7 @@ from collectors.facts import (
     validate_service,
 )
 from investigations.choices import CollectionKind
+from investigations.phrases import message_of
 from investigations.runs import register
 from investigations.runs.base import Plan, TargetRun
 from investigations.services.collections import artifact_store
@@ -49,7 +50,7 @@ class PathsField(forms.Field):
             try:
                 validate_path(path)
             except ValueError as error:
-                raise ValidationError(f"{path[:80]}: {error}") from None
+                raise ValidationError(f"{path[:80]}: {message_of(error)}") from None
 
 
 class FactsParameters(forms.Form):
@@ -71,7 +72,7 @@ class FactsParameters(forms.Form):
         try:
             return validate_service(self.cleaned_data["service"] or "")
         except ValueError as error:
-            raise ValidationError(str(error)) from None
+            raise ValidationError(message_of(error)) from None
 
 
 @register
@@ -97,7 +98,6 @@ class FactsPlan(Plan):
             timeout=settings.FACTS_TIMEOUT,
             max_bytes=MAX_OUTPUT_BYTES,
         )
-        run.progress(80, "parsing")
         return captured, parse_facts(captured.read(), request)
 
     def store(self, *, target, result) -> None:

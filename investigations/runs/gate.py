@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 # Long enough for every waiting thread to be woken and asleep again before the moment.
-LEAD = timedelta(milliseconds=20)
+LEAD = timedelta(milliseconds=5)
 
 
 class StartGate:
@@ -56,3 +56,44 @@ class StartGate:
             self.parties -= 1
             if self.moment is None and self.arrived >= self.parties:
                 self._open()
+
+
+class StepGate:
+    """Steps taken together, by name: a target arriving at a step waits for the other
+    targets still running (at most `max_wait`), then all begin it at once. What each brings
+    (`offer`, say the port its server listens on) is handed to all. A target that ends
+    leaves: it is not waited for at any later step."""
+
+    def __init__(self, *, parties: int):
+        self.parties = parties
+        self.arrived: dict[str, int] = {}
+        self.offers: dict[str, dict] = {}
+        self.open: set[str] = set()
+        self.condition = threading.Condition()
+
+    def arrive(self, step: str, *, max_wait: float, party: object = None, offer=None) -> dict:
+        """Wait at `step` for the others, then return {party: offer} of all who offered."""
+        with self.condition:
+            self.arrived[step] = self.arrived.get(step, 0) + 1
+            if offer is not None:
+                self.offers.setdefault(step, {})[party] = offer
+            if self.arrived[step] >= self.parties:
+                self.open.add(step)
+                self.condition.notify_all()
+            deadline = time.monotonic() + max_wait
+            while step not in self.open:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self.open.add(step)
+                    self.condition.notify_all()
+                    break
+                self.condition.wait(remaining)
+            return dict(self.offers.get(step, {}))
+
+    def leave(self) -> None:
+        with self.condition:
+            self.parties -= 1
+            for step, count in self.arrived.items():
+                if count >= self.parties:
+                    self.open.add(step)
+            self.condition.notify_all()

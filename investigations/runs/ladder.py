@@ -32,6 +32,8 @@ from collectors.loadrun import (
     sampler_command,
 )
 from collectors.parsers.sampling import parse_mpstat, parse_vmstat
+from collectors.phrase import Phrase, joined
+from collectors.phrase import gettext_noop as _
 from collectors.tools import missing_tool_message
 from investigations.analysis.steps import breaking_reason
 from investigations.choices import LadderStatus, LoadKind
@@ -71,7 +73,7 @@ def _side_thread(side: LadderSide, out_of_time: threading.Event) -> None:
     watch = Watch(
         cancelled=lambda: ladder_cancel_requested(ladder_id=side.ladder_id),
         out_of_time=out_of_time,
-        late="Gave up: the ladder ran past its time limit.",
+        late=Phrase(_("Gave up: the ladder ran past its time limit.")),
     )
     try:
         run_side(side, watch)
@@ -80,7 +82,7 @@ def _side_thread(side: LadderSide, out_of_time: threading.Event) -> None:
         ladder_side_finish(
             side_id=side.pk,
             status=LadderStatus.FAILED,
-            error=f"Internal error: {type(error).__name__}: {error}",
+            error=Phrase(_("Internal error: %(error)s"), error=f"{type(error).__name__}: {error}"),
         )
     finally:
         db_connection.close()  # this thread's own database connection
@@ -90,7 +92,7 @@ def run_side(side: LadderSide, watch: Watch) -> None:
     ladder = side.ladder
     service_hosts = ladder_service_hosts(ladder_side=side)
     tools, notes = RemoteTools(), []
-    status, error, breaking = LadderStatus.COMPLETED, "", (None, "")
+    status, error, breaking = LadderStatus.COMPLETED, None, (None, "")
     with ExitStack() as stack:
         pool = stack.enter_context(ThreadPoolExecutor(max_workers=2 * len(service_hosts) + 2))
         try:
@@ -104,10 +106,22 @@ def run_side(side: LadderSide, watch: Watch) -> None:
                     found = tools_on(connection, SAMPLERS)
                 except CollectorError as problem:
                     # The load still runs; this host just has no samples.
-                    notes.append(f"no samples from {host.name}: {problem.message}")
+                    notes.append(
+                        Phrase(
+                            _("no samples from %(host)s: %(error)s"),
+                            host=host.name,
+                            error=problem.phrase,
+                        )
+                    )
                     continue
                 if "vmstat" not in found:
-                    notes.append(f"no samples from {missing_tool_message('vmstat', host.name)}")
+                    notes.append(
+                        Phrase(
+                            _("no samples from %(host)s: %(error)s"),
+                            host=host.name,
+                            error=missing_tool_message("vmstat", host.name),
+                        )
+                    )
                 samplers.extend((host, connection, tool) for tool in SAMPLERS if tool in found)
             for index, load in enumerate(ladder.steps):
                 planned = ladder.start_at + timedelta(seconds=index * ladder.slot_seconds)
@@ -120,18 +134,22 @@ def run_side(side: LadderSide, watch: Watch) -> None:
                     breaking = (index, reason)
                     break
         except Stopped as stop:
-            status, error = stop.status, stop.message
+            status, error = stop.status, stop.phrase
         except CollectorError as problem:
-            status, error = LadderStatus.FAILED, problem.message
+            status, error = LadderStatus.FAILED, problem.phrase
         except LoadResultError as problem:
             status = LadderStatus.FAILED
-            error = f"The {ladder.tool} output did not parse: {problem}"
+            error = Phrase(
+                _("The %(tool)s output did not parse: %(error)s"),
+                tool=ladder.tool,
+                error=problem.phrase,
+            )
         finally:
             tools.kill_all()
     ladder_side_finish(
         side_id=side.pk,
         status=status,
-        error="; ".join(filter(None, [error, *notes])),
+        error=joined(filter(None, [error, *notes])),
         breaking_step=breaking[0],
         breaking=breaking[1],
     )
@@ -171,9 +189,9 @@ class StepRun:
             ladder.tool, side.url, load, ladder.step_seconds, pidfile(*base, "load"), rate
         )
         began = timezone.now()
-        output, _ = self._wait(command.argv, command.pidfile, command.limit_s + 10, stdin)
+        output, _status = self._wait(command.argv, command.pidfile, command.limit_s + 10, stdin)
         if command.summary_file:
-            output, _ = run_text(
+            output, _status = run_text(
                 self.generator,
                 ["sh", "-c", 'cat "$1"; rm -f "$1"', "sh", command.summary_file],
                 15,
@@ -208,7 +226,7 @@ def _samples(sampling, timeout: float) -> list:
     samples = []
     for host, tool, running in sampling:
         try:
-            text, _ = running.result(timeout=timeout)
+            text, _status = running.result(timeout=timeout)
             series = parsers[tool](text)
         except (CollectorError, ValueError, TimeoutError):
             continue

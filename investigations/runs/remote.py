@@ -14,18 +14,21 @@ from django.utils import timezone
 
 from collectors.errors import CollectorError
 from collectors.loadrun import kill_command
+from collectors.phrase import Phrase
+from collectors.phrase import gettext_noop as _
 from collectors.tools import found_tools, missing_tool_message, which_argv
 
 TEXT_LIMIT = 4 * 1024**2
+LATE = Phrase(_("Gave up: the run went past its time limit."))
 
 
 class Stopped(Exception):
-    """A run stops early: `status` is cancelled, or failed (out of time)."""
+    """A run stops early: `status` is cancelled, or failed (out of time); `phrase` says so."""
 
-    def __init__(self, status: str, message: str):
-        super().__init__(message)
+    def __init__(self, status: str, phrase: Phrase):
+        super().__init__(phrase)
         self.status = status
-        self.message = message
+        self.phrase = phrase
 
 
 def run_text(connection, argv, timeout: float, stdin: bytes = b"") -> tuple[str, int | None]:
@@ -37,7 +40,7 @@ def run_text(connection, argv, timeout: float, stdin: bytes = b"") -> tuple[str,
 
 def tools_on(connection, tools) -> set[str]:
     """Which of `tools` the host has, in one command."""
-    output, _ = run_text(connection, which_argv(tools), timeout=15)
+    output, _status = run_text(connection, which_argv(tools), timeout=15)
     return found_tools(output)
 
 
@@ -83,7 +86,7 @@ class Watch:
         *,
         cancelled=None,
         out_of_time: threading.Event | None = None,
-        late: str = "Gave up: the run went past its time limit.",
+        late: Phrase = LATE,
     ):
         self.cancelled = cancelled or (lambda: False)
         self.out_of_time = out_of_time or threading.Event()
@@ -93,7 +96,7 @@ class Watch:
         if self.out_of_time.is_set():
             raise Stopped("failed", self.late)
         if self.cancelled():
-            raise Stopped("cancelled", "Cancelled.")
+            raise Stopped("cancelled", Phrase(_("Cancelled.")))
 
     def until(self, moment) -> None:
         """Sleep until `moment` (an aware datetime), checking twice a second."""

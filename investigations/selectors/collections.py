@@ -1,7 +1,6 @@
 """Reads of evidence collections and their targets."""
 
-from django.db.models import QuerySet
-from django.shortcuts import get_object_or_404
+from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 from django.utils import timezone
 
 from investigations.choices import OVERDUE_MESSAGE
@@ -16,6 +15,7 @@ def read_overdue_as_failed(rows: list) -> list:
     for row in rows:
         if row.status == "running" and row.deadline_at is not None and row.deadline_at < now:
             row.status, row.error = "failed", OVERDUE_MESSAGE
+            row.phrases = {**(row.phrases or {}), "error": [OVERDUE_MESSAGE, {}]}
     return rows
 
 
@@ -27,12 +27,11 @@ def collection_targets(*, collection: Collection) -> list[CollectionTarget]:
     )
 
 
-def collection_with_targets(*, collection_id: int) -> Collection:
-    """The collection (404 if none) with its targets, hosts and sides loaded into
-    `targets.all()`; overdue targets read as failed."""
-    collection = get_object_or_404(
-        Collection.objects.prefetch_related("targets__host", "targets__side"), pk=collection_id
-    )
+def collection_with_targets(*, collection: Collection) -> Collection:
+    """The collection with its targets, hosts and sides loaded into `targets.all()` (one
+    query); overdue targets read as failed."""
+    targets = CollectionTarget.objects.select_related("host", "side")
+    prefetch_related_objects([collection], Prefetch("targets", queryset=targets))
     read_overdue_as_failed(list(collection.targets.all()))
     return collection
 
@@ -59,3 +58,7 @@ def collection_choices(*, investigation: Investigation) -> QuerySet[Collection]:
 def collection_get(*, investigation: Investigation, collection_id: int) -> Collection | None:
     """The investigation's collection with this id, or None (the row only)."""
     return investigation.collections.filter(pk=collection_id).first()
+
+
+def collection_cancel_requested(*, collection_id: int) -> bool:
+    return Collection.objects.filter(pk=collection_id, cancel_requested_at__isnull=False).exists()

@@ -18,7 +18,7 @@ def findings_for(*, investigation: Investigation, status: str = "") -> QuerySet[
         default=Value(1),
         output_field=IntegerField(),
     )
-    findings = investigation.findings.select_related("host_a", "host_b").order_by(
+    findings = investigation.findings.select_related("host_a", "host_b", "root_cause").order_by(
         settled, severity_rank, "rule", "subject"
     )
     return findings.filter(status=status) if status else findings

@@ -5,6 +5,9 @@ from django.db.models import QuerySet
 
 from investigations.models import Investigation, Side
 
+# What the API's answer reads of the confirmed root causes.
+ROOT_CAUSES = ("case_root_causes__root_cause", "case_root_causes__confirmed_by")
+
 
 def investigation_list(
     *, user: AbstractBaseUser, with_sides: bool = False
@@ -16,7 +19,9 @@ def investigation_list(
         .select_related("team", "lead")
         .prefetch_related("tags")
     )
-    return investigations.prefetch_related("sides") if with_sides else investigations
+    if not with_sides:
+        return investigations
+    return investigations.prefetch_related("sides", *ROOT_CAUSES)
 
 
 def investigation_with_details(*, investigation_id: int) -> Investigation:
@@ -24,7 +29,7 @@ def investigation_with_details(*, investigation_id: int) -> Investigation:
     Call it once access is checked: it raises DoesNotExist for none."""
     return (
         Investigation.objects.select_related("lead")
-        .prefetch_related("tags", "sides")
+        .prefetch_related("tags", "sides", *ROOT_CAUSES)
         .get(pk=investigation_id)
     )
 

@@ -15,7 +15,9 @@ from django.db.models import Count, Q
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
+from collectors.phrase import Phrase, joined
 from investigations import limits
 from investigations.access import role_in_team
 from investigations.choices import (
@@ -27,6 +29,7 @@ from investigations.choices import (
     NodeState,
 )
 from investigations.models import ChecklistItem, Investigation
+from investigations.phrases import with_phrases
 from investigations.selectors import fact_pairs
 from investigations.services.timeline import in_english, timeline_event_log
 
@@ -135,12 +138,17 @@ def checklist_create_defaults(*, investigation: Investigation) -> None:
     )
 
 
-def _symptom(investigation: Investigation) -> str | None:
+def _symptom(investigation: Investigation) -> Phrase | None:
     i = investigation
     if not i.symptom_metric.strip() or i.symptom_value_a is None or i.symptom_value_b is None:
         return None
     unit = f" {i.symptom_unit}" if i.symptom_unit else ""
-    return f"{i.symptom_metric}: {i.symptom_value_a:g}{unit} on A, {i.symptom_value_b:g}{unit} on B"
+    return Phrase(
+        gettext_noop("%(metric)s: %(a)s on A, %(b)s on B"),
+        metric=i.symptom_metric,
+        a=f"{i.symptom_value_a:g}{unit}",
+        b=f"{i.symptom_value_b:g}{unit}",
+    )
 
 
 def _path(investigation: Investigation) -> str | None:
@@ -148,25 +156,30 @@ def _path(investigation: Investigation) -> str | None:
     joined = {node for edge in edges for node in edge}
     if len(joined) < 2:
         return None
-    return f"{len(joined)} nodes joined by {len(edges)} edge{'s' if len(edges) != 1 else ''}"
+    template = (
+        gettext_noop("%(nodes)s nodes joined by %(edges)s edge")
+        if len(edges) == 1
+        else gettext_noop("%(nodes)s nodes joined by %(edges)s edges")
+    )
+    return Phrase(template, nodes=len(joined), edges=len(edges))
 
 
 @dataclass(frozen=True)
 class Missing:
     """No evidence, and why: what the timeline says when a done step reopens."""
 
-    reason: str
+    reason: Phrase
 
     def __bool__(self) -> bool:
         return False
 
 
-def _pairs(investigation: Investigation) -> str | Missing:
+def _pairs(investigation: Investigation) -> Phrase | Missing:
     roles: dict[str, set[str]] = {}
     for role, side in investigation.members.values_list("role", "side__key"):
         roles.setdefault(role, set()).add(side)
     if not roles:
-        return Missing("no host is placed on the sides")
+        return Missing(Phrase(gettext_noop("no host is placed on the sides")))
     alone = sorted(
         (in_english(HostRole(role).label), next(iter(sides)).upper())
         for role, sides in roles.items()
@@ -174,32 +187,52 @@ def _pairs(investigation: Investigation) -> str | Missing:
     )
     if alone:
         return Missing(
-            "; ".join(
-                f"{role} has a host on side {side} only, none on the other" for role, side in alone
+            joined(
+                Phrase(
+                    gettext_noop("%(role)s has a host on side %(side)s only, none on the other"),
+                    role=Phrase(role),
+                    side=side,
+                )
+                for role, side in alone
             )
         )
-    return f"{len(roles)} role{'s' if len(roles) > 1 else ''} present on both sides"
+    template = (
+        gettext_noop("%(count)s role present on both sides")
+        if len(roles) == 1
+        else gettext_noop("%(count)s roles present on both sides")
+    )
+    return Phrase(template, count=len(roles))
 
 
-def _sides_match(investigation: Investigation) -> str | None:
+def _sides_match(investigation: Investigation) -> Phrase | None:
     pairs = fact_pairs(investigation=investigation, load_facts=False)
     if not pairs or not all(pair.complete for pair in pairs):
         return None
     if investigation.findings.filter(status=FindingStatus.OPEN).exists():
         return None
     reviewed = investigation.findings.count()
-    return f"facts from both hosts of {len(pairs)} pair(s); {reviewed} finding(s) reviewed"
+    return Phrase(
+        gettext_noop(
+            "facts from both hosts of %(pairs)s pair(s); %(findings)s finding(s) reviewed"
+        ),
+        pairs=len(pairs),
+        findings=reviewed,
+    )
 
 
-def _rule_out_path(investigation: Investigation) -> str | None:
+def _rule_out_path(investigation: Investigation) -> Phrase | None:
     states = list(investigation.path_nodes.values_list("state", flat=True))
     if not states or NodeState.NOT_CHECKED in states:
         return None
     suspects = states.count(NodeState.SUSPECT)
-    return f"{len(states) - suspects} ruled out, {suspects} suspect"
+    return Phrase(
+        gettext_noop("%(ruled_out)s ruled out, %(suspects)s suspect"),
+        ruled_out=len(states) - suspects,
+        suspects=suspects,
+    )
 
 
-def _ladder(investigation: Investigation) -> str | None:
+def _ladder(investigation: Investigation) -> Phrase | None:
     """A ladder with results on both sides (run here, or imported)."""
     ladder = (
         investigation.ladders.filter(status__in=[LadderStatus.COMPLETED, LadderStatus.IMPORTED])
@@ -211,13 +244,19 @@ def _ladder(investigation: Investigation) -> str | None:
     )
     if ladder is None:
         return None
-    said = ", ".join(
-        f"{side.upper()} at {knee['load']:g}"
+    knees = [
+        Phrase(gettext_noop("%(side)s at %(load)s"), side=side.upper(), load=f"{knee['load']:g}")
         if knee.get("load") is not None
-        else f"{side.upper()} not reached"
+        else Phrase(gettext_noop("%(side)s not reached"), side=side.upper())
         for side, knee in sorted(ladder.analysis.get("knees", {}).items())
+    ]
+    if not knees:
+        return Phrase(gettext_noop("ladder #%(ladder)s"), ladder=ladder.pk)
+    return Phrase(
+        gettext_noop("ladder #%(ladder)s; knee %(knees)s"),
+        ladder=ladder.pk,
+        knees=joined(knees, ", "),
     )
-    return f"ladder #{ladder.pk}" + (f"; knee {said}" if said else "")
 
 
 EVIDENCE = {
@@ -230,11 +269,24 @@ EVIDENCE = {
 }
 
 
+def checklist_evidence(key: str):
+    """Declare the function that finds the evidence of the step `key` (investigation ->
+    Phrase or None): an evidence kind declares its step beside its own service. The app
+    imports every kind when it starts (apps.py), so each is known before any refresh."""
+
+    def declare(function):
+        EVIDENCE[key] = function
+        return function
+
+    return declare
+
+
 @transaction.atomic
-def checklist_refresh(*, investigation: Investigation) -> None:
-    """Complete the items whose evidence exists; reopen the ones whose evidence went."""
+def checklist_refresh(*, investigation: Investigation, keys=None) -> None:
+    """Complete the items whose evidence exists; reopen the ones whose evidence went. With
+    `keys`, only those items: what a change can affect, when its caller knows."""
     items = ChecklistItem.objects.select_for_update().filter(
-        investigation=investigation, key__in=list(EVIDENCE)
+        investigation=investigation, key__in=list(EVIDENCE if keys is None else keys)
     )
     now = timezone.now()
     for item in items:
@@ -242,32 +294,58 @@ def checklist_refresh(*, investigation: Investigation) -> None:
             continue  # settled by a person: evidence changes nothing, so it is not looked for
         evidence = EVIDENCE[item.key](investigation)
         if evidence and item.status in (ItemStatus.TODO, ItemStatus.IN_PROGRESS):
-            item.status, item.auto, item.evidence, item.completed_at = (
-                ItemStatus.DONE,
-                True,
-                evidence,
-                now,
+            item.status, item.auto, item.completed_at = ItemStatus.DONE, True, now
+            _set_evidence(item, evidence, "status", "auto", "completed_at")
+            _log(
+                item,
+                Phrase(
+                    gettext_noop("Checklist: '%(step)s' done (%(evidence)s)"),
+                    step=_title(item),
+                    evidence=evidence,
+                ),
             )
-            item.save(update_fields=["status", "auto", "evidence", "completed_at", "updated_at"])
-            _log(item, f"Checklist: '{item.title}' done ({evidence})")
-        elif evidence and item.auto and item.evidence != evidence:
-            item.evidence = evidence
-            item.save(update_fields=["evidence", "updated_at"])
+        elif evidence and item.auto and item.evidence != str(evidence):
+            _set_evidence(item, evidence)
         elif not evidence and item.auto and item.status == ItemStatus.DONE:
-            item.status, item.auto, item.evidence, item.completed_at = (
-                ItemStatus.TODO,
-                False,
-                "",
-                None,
-            )
-            item.save(update_fields=["status", "auto", "evidence", "completed_at", "updated_at"])
+            item.status, item.auto, item.completed_at = ItemStatus.TODO, False, None
+            _set_evidence(item, "", "status", "auto", "completed_at")
             why = (
-                evidence.reason if isinstance(evidence, Missing) else "its evidence no longer holds"
+                evidence.reason
+                if isinstance(evidence, Missing)
+                else Phrase(gettext_noop("its evidence no longer holds"))
             )
-            _log(item, f"Checklist: '{item.title}' reopened: {why}")
+            _log(
+                item,
+                Phrase(
+                    gettext_noop("Checklist: '%(step)s' reopened: %(why)s"),
+                    step=_title(item),
+                    why=why,
+                ),
+            )
 
 
-def _log(item: ChecklistItem, summary: str, user=None, **details) -> None:
+def _set_evidence(item: ChecklistItem, evidence, *fields: str) -> None:
+    """Save the item's evidence (English, and the phrase for each reader) and `fields`."""
+    for name, value in with_phrases({"evidence": evidence}).items():
+        setattr(item, name, value)
+    item.save(update_fields=[*fields, "evidence", "phrases", "updated_at"])
+
+
+def _title(item: ChecklistItem) -> Phrase:
+    """The step's title in a stored phrase: a step of the method in each reader's language, a
+    team's own step as its team wrote it."""
+    return Phrase("%(title)s", title=item.title) if item.custom else Phrase(item.title)
+
+
+# What the timeline says when a person sets a step's status (not applicable says why).
+STATUS_CHANGED = {
+    ItemStatus.TODO: gettext_noop("Checklist: '%(step)s' to do"),
+    ItemStatus.IN_PROGRESS: gettext_noop("Checklist: '%(step)s' in progress"),
+    ItemStatus.DONE: gettext_noop("Checklist: '%(step)s' done"),
+}
+
+
+def _log(item: ChecklistItem, summary: Phrase, user=None, **details) -> None:
     timeline_event_log(
         investigation=item.investigation,
         kind=EventKind.CHECKLIST,
@@ -332,17 +410,31 @@ def checklist_item_update(
         old = item.assignee.get_username() if item.assignee else None
         item.assignee = assignee
         new = assignee.get_username() if assignee else None
-        summary = f"assigned to {new}" if new else "unassigned"
-        _log(item, f"Checklist: '{item.title}' {summary}", user, old=old, new=new)
+        summary = (
+            Phrase(
+                gettext_noop("Checklist: '%(step)s' assigned to %(user)s"),
+                step=_title(item),
+                user=new,
+            )
+            if new
+            else Phrase(gettext_noop("Checklist: '%(step)s' unassigned"), step=_title(item))
+        )
+        _log(item, summary, user, old=old, new=new)
     if status is not None and status != item.status:
         old = item.status
         item.status = status
         # Set by hand, so no longer the evidence's doing.
         item.auto = False
         item.completed_at = timezone.now() if status == ItemStatus.DONE else None
-        label = in_english(ItemStatus(status).label).lower()
-        why = f": {item.na_reason}" if status == ItemStatus.NOT_APPLICABLE else ""
-        _log(item, f"Checklist: '{item.title}' {label}{why}", user, old=old, new=status)
+        if status == ItemStatus.NOT_APPLICABLE:
+            summary = Phrase(
+                gettext_noop("Checklist: '%(step)s' not applicable: %(why)s"),
+                step=_title(item),
+                why=item.na_reason,
+            )
+        else:
+            summary = Phrase(STATUS_CHANGED[status], step=_title(item))
+        _log(item, summary, user, old=old, new=status)
     item.save()
     return item
 
@@ -368,5 +460,5 @@ def checklist_item_add(*, investigation: Investigation, user, title: str) -> Che
         position=(last or 0) + 10,
         custom=True,
     )
-    _log(item, f"Checklist: step added: '{title}'", user)
+    _log(item, Phrase(gettext_noop("Checklist: step added: '%(step)s'"), step=title), user)
     return item

@@ -14,10 +14,12 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
+from collectors.phrase import Phrase, as_phrase, joined
 from investigations.choices import (
     ENDED_TARGET_STATUSES,
     OVERDUE_MESSAGE,
@@ -32,18 +34,22 @@ from investigations.models import (
     EnvironmentMember,
     Investigation,
 )
+from investigations.phrases import stored_phrase, with_phrases
 from investigations.runs import plan_for
-from investigations.services.timeline import in_english, timeline_event_log
+from investigations.services.timeline import label_phrase, timeline_event_log
 
 # A target whose worker stopped this many times (killed, restarted) is given up.
 MAX_CLAIMS = 3
+QUEUED = Phrase(gettext_noop("queued"))
 
 
-def collection_time_limit(*, kind: str, targets: int) -> int:
-    """Seconds the collection's task may run: its targets run at once, in waves of
-    COLLECTION_PARALLELISM, after the start gate's wait."""
+def collection_time_limit(*, collection: Collection, targets: int) -> int:
+    """Seconds the collection's task may run from now: the wait for its planned start, then
+    its targets at once, in waves of COLLECTION_PARALLELISM, after the start gate's wait."""
     waves = math.ceil(targets / settings.COLLECTION_PARALLELISM)
-    return waves * plan_for(kind).target_seconds + settings.SSH_CONNECT_TIMEOUT + 30
+    seconds = plan_for(collection.kind).seconds_for(collection.parameters)
+    wait = max(0.0, (collection.start_at - timezone.now()).total_seconds())
+    return math.ceil(wait) + waves * seconds + settings.SSH_CONNECT_TIMEOUT + 30
 
 
 @transaction.atomic
@@ -60,10 +66,15 @@ def collection_request(
     if kind not in CollectionKind.values:
         choices = ", ".join(CollectionKind.values)
         raise ValidationError({"kind": _("Choose one of: %(choices)s.") % {"choices": choices}})
-    parameters = plan_for(kind).clean(parameters or {})
+    plan = plan_for(kind)
+    parameters, start_at = plan.schedule(
+        investigation=investigation, user=user, parameters=plan.clean(parameters or {})
+    )
     members = EnvironmentMember.objects.filter(investigation=investigation).select_related(
         "host", "side"
     )
+    if host_ids is None and plan.default_roles is not None:
+        members = members.filter(role__in=plan.default_roles)
     if host_ids is not None:
         wanted = set(host_ids)
         members = [m for m in members if m.host_id in wanted]
@@ -80,6 +91,15 @@ def collection_request(
             )
     # One target per host and side, whatever roles the host has there.
     placements = {(m.host_id, m.side_id): m for m in members}
+    if not placements and host_ids is None and plan.default_roles is not None:
+        raise ValidationError(
+            {
+                "hosts": _(
+                    "No host has the role %(roles)s on a side: place one, or choose the hosts."
+                )
+                % {"roles": ", ".join(plan.default_roles)}
+            }
+        )
     if not placements:
         raise ValidationError({"hosts": _("Place hosts on the sides first.")})
     now = timezone.now()
@@ -88,24 +108,30 @@ def collection_request(
         kind=kind,
         parameters=parameters,
         requested_by=user,
-        start_at=now + timedelta(milliseconds=settings.COLLECTION_START_DELAY_MS),
+        start_at=start_at or now + timedelta(milliseconds=settings.COLLECTION_START_DELAY_MS),
     )
     targets = CollectionTarget.objects.bulk_create(
-        CollectionTarget(collection=collection, host=m.host, side=m.side, step="queued")
+        CollectionTarget(
+            collection=collection, host=m.host, side=m.side, **with_phrases({"step": QUEUED})
+        )
         for m in placements.values()
     )
     names = ", ".join(sorted(f"{m.host.name} ({m.side.key.upper()})" for m in placements.values()))
     timeline_event_log(
         investigation=investigation,
         kind=EventKind.COLLECTION,
-        summary=f"{in_english(CollectionKind(collection.kind).label)} requested from "
-        f"{len(targets)} hosts: {names}",
+        summary=Phrase(
+            gettext_noop("%(kind)s requested from %(count)s hosts: %(hosts)s"),
+            kind=label_phrase(CollectionKind(collection.kind).label),
+            count=len(targets),
+            hosts=names,
+        ),
         author=user,
         details={"collection": collection.pk, **parameters},
     )
     from investigations.tasks import collection_run
 
-    limit = collection_time_limit(kind=kind, targets=len(targets))
+    limit = collection_time_limit(collection=collection, targets=len(targets))
     transaction.on_commit(
         lambda: collection_run.apply_async(
             args=[collection.pk], soft_time_limit=limit, time_limit=limit + 30
@@ -124,13 +150,24 @@ def targets_resume(*, collection_id: int, target_ids=None) -> None:
         running = running.filter(pk__in=target_ids)
     given_up = running.filter(attempts__gte=MAX_CLAIMS).update(
         status=TargetStatus.FAILED,
-        error=f"The worker collecting from this host stopped {MAX_CLAIMS} times (killed or "
-        "restarted); gave up. Collect again once the workers are stable.",
         step="failed",
         finished_at=timezone.now(),
+        **with_phrases(
+            {
+                "error": Phrase(
+                    gettext_noop(
+                        "The worker collecting from this host stopped %(times)s times (killed "
+                        "or restarted); gave up. Collect again once the workers are stable."
+                    ),
+                    times=MAX_CLAIMS,
+                )
+            }
+        ),
     )
     running.filter(attempts__lt=MAX_CLAIMS).update(
-        status=TargetStatus.QUEUED, progress=0, step="resuming: the worker running it stopped"
+        status=TargetStatus.QUEUED,
+        progress=0,
+        **with_phrases({"step": Phrase(gettext_noop("resuming: the worker running it stopped"))}),
     )
     if given_up:
         collection_complete_if_done(collection_id=collection_id)
@@ -154,7 +191,7 @@ def targets_claim(*, collection_id: int, seconds: int, target_ids=None) -> list:
             deadline_at=now + timedelta(seconds=seconds),
             attempts=F("attempts") + 1,
             progress=5,
-            step="starting",
+            **with_phrases({"step": Phrase(gettext_noop("starting"))}),
         )
     return list(
         CollectionTarget.objects.filter(pk__in=ids).select_related(
@@ -174,15 +211,28 @@ def target_claim(*, target_id: int, seconds: int) -> CollectionTarget | None:
     return claimed[0] if claimed else None
 
 
-def _claimed(target_id: int, attempt: int):
-    return CollectionTarget.objects.filter(
-        pk=target_id, status=TargetStatus.RUNNING, attempts=attempt
+@transaction.atomic
+def targets_report(*, reports: dict[tuple[int, int], dict]) -> None:
+    """Progress, step or the moment each target began, {(target id, claim): changes}, from
+    that claim only: two statements a kind of change, however many targets report."""
+    claimed = Q()
+    for target_id, attempt in reports:
+        claimed |= Q(pk=target_id, attempts=attempt)
+    running = CollectionTarget.objects.select_for_update().filter(
+        claimed, status=TargetStatus.RUNNING
     )
-
-
-def target_update(*, target_id: int, attempt: int, **changes) -> None:
-    """Progress, step or the moment the target began, from the claim `attempt` only."""
-    _claimed(target_id, attempt).update(**changes)
+    by_fields: dict[tuple[str, ...], list[CollectionTarget]] = {}
+    for target in running.only("pk", "attempts", "phrases"):
+        said = reports[(target.pk, target.attempts)]
+        changes = with_phrases(said, limits={"step": 200})
+        if "step" in said:  # the step's phrase replaces the one before (or goes with it)
+            kept = {k: v for k, v in target.phrases.items() if k != "step"}
+            changes["phrases"] = kept | changes.get("phrases", {})
+        for field, value in changes.items():
+            setattr(target, field, value)
+        by_fields.setdefault(tuple(sorted(changes)), []).append(target)
+    for fields, targets in by_fields.items():
+        CollectionTarget.objects.bulk_update(targets, fields)
 
 
 def target_succeed(*, target: CollectionTarget, attempt: int | None = None) -> bool:
@@ -197,15 +247,19 @@ def target_succeed(*, target: CollectionTarget, attempt: int | None = None) -> b
     )
 
 
-def target_fail(*, target_id: int, error: str, attempt: int | None = None) -> None:
-    """Queued or running -> failed, with a message a person can act on."""
+def target_fail(*, target_id: int, error: "str | Phrase", attempt: int | None = None) -> None:
+    """Queued or running -> failed, with a message a person can act on (a Phrase is read in
+    each person's language)."""
     targets = CollectionTarget.objects.filter(
         pk=target_id, status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]
     )
     if attempt is not None:
         targets = targets.filter(attempts=attempt)
     updated = targets.update(
-        status=TargetStatus.FAILED, error=error[:4000], step="failed", finished_at=timezone.now()
+        status=TargetStatus.FAILED,
+        step="failed",
+        finished_at=timezone.now(),
+        **with_phrases({"error": as_phrase(error)}, limits={"error": 4000}),
     )
     if updated:
         collection_complete_if_done(
@@ -222,7 +276,7 @@ def targets_expire_overdue(*, collection: Collection | None = None) -> int:
         overdue = overdue.filter(collection=collection)
     count = 0
     for target in overdue.only("pk", "attempts"):
-        target_fail(target_id=target.pk, error=OVERDUE_MESSAGE, attempt=target.attempts)
+        target_fail(target_id=target.pk, error=Phrase(OVERDUE_MESSAGE), attempt=target.attempts)
         count += 1
     return count
 
@@ -255,15 +309,52 @@ def collection_complete_if_done(*, collection_id: int) -> None:
     collection.completed_at = timezone.now()
     collection.save(update_fields=["completed_at"])
     failed = [t for t in targets if t.status == TargetStatus.FAILED]
-    summary = (
-        f"{in_english(CollectionKind(collection.kind).label)} collected from "
-        f"{len(targets) - len(failed)} of {len(targets)} hosts"
+    summary = Phrase(
+        gettext_noop("%(kind)s collected from %(done)s of %(count)s hosts"),
+        kind=label_phrase(CollectionKind(collection.kind).label),
+        done=len(targets) - len(failed),
+        count=len(targets),
     )
     if failed:
-        summary += "; failed: " + "; ".join(f"{t.host.name}: {t.error}" for t in failed)
+        summary = Phrase(
+            gettext_noop("%(summary)s; failed: %(failures)s"),
+            summary=summary,
+            failures=joined(
+                Phrase("%(host)s: %(error)s", host=t.host.name, error=stored_phrase(t, "error"))
+                for t in failed
+            ),
+        )
     timeline_event_log(
         investigation=collection.investigation,
         kind=EventKind.COLLECTION,
         summary=summary,
         details={"collection": collection.pk, "failed": [t.host_id for t in failed]},
     )
+
+
+@transaction.atomic
+def collection_cancel(*, collection: Collection, user) -> Collection:
+    """Ask a collection to stop: its queued targets end at once, its running ones stop what
+    they started on their hosts (the runner looks every second) and end cancelled."""
+    collection = Collection.objects.select_for_update().get(pk=collection.pk)
+    if collection.completed_at is not None:
+        raise ValidationError(_("This collection has already ended."))
+    if collection.cancel_requested_at is None:
+        collection.cancel_requested_at = timezone.now()
+        collection.save(update_fields=["cancel_requested_at"])
+        timeline_event_log(
+            investigation=collection.investigation,
+            kind=EventKind.COLLECTION,
+            summary=Phrase(
+                gettext_noop("%(kind)s #%(number)s: cancel requested"),
+                kind=label_phrase(CollectionKind(collection.kind).label),
+                number=collection.pk,
+            ),
+            author=user,
+            details={"collection": collection.pk},
+        )
+    for target_id in collection.targets.filter(status=TargetStatus.QUEUED).values_list(
+        "pk", flat=True
+    ):
+        target_fail(target_id=target_id, error=Phrase(gettext_noop("Cancelled.")))
+    return collection

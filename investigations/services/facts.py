@@ -38,11 +38,14 @@ def facts_store(
     )
     if refresh:
         facts_refresh(investigation=target.collection.investigation)
-    transaction.on_commit(lambda: collection_complete_if_done(collection_id=target.collection_id))
+        transaction.on_commit(
+            lambda: collection_complete_if_done(collection_id=target.collection_id)
+        )
     return stored
 
 
 def facts_refresh(*, investigation: Investigation) -> None:
     """What reads the facts: the findings of every host pair, then the checklist."""
     findings_refresh(investigation=investigation)
-    checklist_refresh(investigation=investigation)
+    # Facts and their findings are the evidence of one step only.
+    checklist_refresh(investigation=investigation, keys=["sides_match"])

@@ -2,12 +2,15 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from collectors.keys import PrivateKeyError, inspect_private_key
-from investigations.choices import EventKind, HostRole, HostTransport
+from collectors.phrase import Phrase
+from investigations.choices import ROLE_IN_TEXT, EventKind, HostRole, HostTransport
 from investigations.models import Credential, EnvironmentMember, Host, Investigation, Team
+from investigations.phrases import message_of
 from investigations.services.checklist import checklist_refresh
-from investigations.services.timeline import in_english, timeline_event_log
+from investigations.services.timeline import timeline_event_log
 from investigations.validators import normalise_address, validate_username
 from investigations.vault import seal
 
@@ -44,7 +47,7 @@ def credential_create(
         info = inspect_private_key(private_key, passphrase)
     except PrivateKeyError as error:
         field = "passphrase" if "passphrase" in str(error) else "private_key"
-        raise ValidationError({field: str(error)}) from None
+        raise ValidationError({field: message_of(error)}) from None
     if Credential.objects.filter(team=team, name=name).exists():
         raise ValidationError({"name": _("The team already has a credential with this name.")})
     return Credential.objects.create(
@@ -179,9 +182,12 @@ def member_add(
     timeline_event_log(
         investigation=investigation,
         kind=EventKind.ENVIRONMENT,
-        summary=(
-            f"Placed {host.name} on side {side.key.upper()} ({side.label}) "
-            f"as {in_english(HostRole(member.role).label).lower()}"
+        summary=Phrase(
+            gettext_noop("Placed %(host)s on side %(side)s (%(label)s) as %(role)s"),
+            host=host.name,
+            side=side.key.upper(),
+            label=side.label,
+            role=Phrase(ROLE_IN_TEXT[member.role]),
         ),
         author=user,
         details={"host": host.pk, "side": side.key, "role": role, "added": True},
@@ -196,9 +202,12 @@ def member_remove(*, member: EnvironmentMember, user) -> None:
     timeline_event_log(
         investigation=member.investigation,
         kind=EventKind.ENVIRONMENT,
-        summary=(
-            f"Removed {host.name} ({in_english(HostRole(member.role).label).lower()}) "
-            f"from side {side.key.upper()} ({side.label})"
+        summary=Phrase(
+            gettext_noop("Removed %(host)s (%(role)s) from side %(side)s (%(label)s)"),
+            host=host.name,
+            role=Phrase(ROLE_IN_TEXT[member.role]),
+            side=side.key.upper(),
+            label=side.label,
         ),
         author=user,
         details={"host": host.pk, "side": side.key, "role": member.role, "added": False},

@@ -5,7 +5,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
+from collectors.phrase import Phrase
 from investigations import limits
 from investigations.access import role_in_team
 from investigations.choices import (
@@ -18,7 +20,12 @@ from investigations.choices import (
 )
 from investigations.models import Investigation, Side, Tag, Team
 from investigations.services.checklist import checklist_create_defaults, checklist_refresh
-from investigations.services.timeline import in_english, time_error, timeline_event_log
+from investigations.services.search import investigation_index
+from investigations.services.timeline import (
+    label_phrase,
+    time_error,
+    timeline_event_log,
+)
 
 User = get_user_model()
 
@@ -185,11 +192,12 @@ def investigation_create(
     timeline_event_log(
         investigation=investigation,
         kind=EventKind.STATUS,
-        summary=f"Investigation opened: {investigation.title}",
+        summary=Phrase(gettext_noop("Investigation opened: %(title)s"), title=investigation.title),
         author=user,
         details={"old": None, "new": Status.OPEN},
     )
     checklist_refresh(investigation=investigation)
+    investigation_index(investigation=investigation)
     return investigation
 
 
@@ -232,17 +240,22 @@ def investigation_update(
     timeline_event_log(
         investigation=investigation,
         kind=EventKind.CHANGE,
-        summary=f"Edited {labels}",
+        summary=Phrase(gettext_noop("Edited %(fields)s"), fields=labels),
         author=user,
         details={"changes": changes},
     )
     if any(field.startswith("symptom_") for field in changes):
         checklist_refresh(investigation=investigation)
+    investigation_index(investigation=investigation)
     return investigation
 
 
 @transaction.atomic
-def investigation_set_status(*, investigation: Investigation, user, status: str) -> Investigation:
+def investigation_set_status(
+    *, investigation: Investigation, user, status: str, reason: str = ""
+) -> Investigation:
+    """Move the case along its lifecycle. Closing asks for its root cause: a lead closes a
+    case without a confirmed one only saying why (`reason`)."""
     investigation = Investigation.objects.select_for_update().get(pk=investigation.pk)
     old = investigation.status
     if status not in Status.values:
@@ -265,7 +278,23 @@ def investigation_set_status(*, investigation: Investigation, user, status: str)
         )
     if status == Status.CLOSED and role_in_team(user, investigation.team_id) != Role.LEAD:
         raise PermissionDenied(_("Only a team lead can close an investigation."))
+    reason = (reason or "").strip()
+    if problem := limits.too_long(reason, limits.REASON):
+        raise ValidationError({"reason": problem})
     details = {"old": old, "new": status}
+    if status == Status.CLOSED:
+        if not investigation.case_root_causes.exists() and not reason:
+            raise ValidationError(
+                {
+                    "root_cause": _(
+                        "Name the root cause before closing (the knowledge base holds the "
+                        "known ones), or say why this case closes without one."
+                    )
+                }
+            )
+        investigation.close_reason = reason
+        if reason:
+            details["reason"] = reason
     if status == Status.OPEN:
         # The impact is back: the earlier mitigation and resolution no longer hold. Their
         # times stay in this event's details.
@@ -284,10 +313,15 @@ def investigation_set_status(*, investigation: Investigation, user, status: str)
     timeline_event_log(
         investigation=investigation,
         kind=EventKind.STATUS,
-        summary=f"Status: {in_english(Status(old).label)} → {in_english(Status(status).label)}",
+        summary=Phrase(
+            gettext_noop("Status: %(old)s → %(new)s"),
+            old=label_phrase(Status(old).label),
+            new=label_phrase(Status(status).label),
+        ),
         author=user,
         details=details,
     )
+    investigation_index(investigation=investigation)
     return investigation
 
 
@@ -315,7 +349,12 @@ def side_update(*, side: Side, user, label: str, kind: str) -> Side:
     timeline_event_log(
         investigation=side.investigation,
         kind=EventKind.CHANGE,
-        summary=f"Side {side.key.upper()} is now {side.label} ({side.get_kind_display()})",
+        summary=Phrase(
+            gettext_noop("Side %(side)s is now %(label)s (%(kind)s)"),
+            side=side.key.upper(),
+            label=side.label,
+            kind=label_phrase(SideKind(side.kind).label),
+        ),
         author=user,
         details={"side": side.key, "changes": changes},
     )

@@ -4,12 +4,15 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from collectors.loadresults import LoadResultError
 from collectors.loadresults import parse as parse_results
 from collectors.loadrun import LOAD_OPTION
+from collectors.phrase import Phrase
 from investigations.choices import ImportFormat, LadderStatus
 from investigations.models import Investigation, Ladder, LadderSide, LadderStep
+from investigations.phrases import message_of
 from investigations.services.checklist import checklist_refresh
 from investigations.services.ladders import (
     ladder_analysis,
@@ -17,7 +20,7 @@ from investigations.services.ladders import (
     ladder_step_store,
     load_unit,
 )
-from investigations.services.timeline import in_english
+from investigations.services.timeline import label_phrase
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # a file
 MAX_IMPORT_FILES = 50
@@ -55,7 +58,7 @@ def _import_results(format: str, files: list[tuple[str, bytes]], load: float | N
         try:
             found = parse_results(format, text, **options)
         except LoadResultError as error:
-            raise ValidationError({"file": f"{where}{error}"}) from None
+            raise ValidationError({"file": f"{where}{message_of(error)}"}) from None
         if not found:
             raise ValidationError({"file": _("%(file)s: no results in the file.") % {"file": name}})
         results.extend(found)
@@ -185,9 +188,15 @@ def ladder_import(
     ladder.save(update_fields=["steps", "analysis"])
     ladder_log(
         ladder=ladder,
-        summary=f"Imported {in_english(ImportFormat(format).label)} onto side {side_key.upper()}: "
-        f"{len(results)} step{'s' if len(results) != 1 else ''} "
-        f"({', '.join(f'{r.load:g}' for r in results)})",
+        summary=Phrase(
+            gettext_noop("Imported %(format)s onto side %(side)s: %(count)s steps (%(loads)s)")
+            if len(results) != 1
+            else gettext_noop("Imported %(format)s onto side %(side)s: %(count)s step (%(loads)s)"),
+            format=label_phrase(ImportFormat(format).label),
+            side=side_key.upper(),
+            count=len(results),
+            loads=", ".join(f"{r.load:g}" for r in results),
+        ),
         user=user,
         side=side_key,
         format=format,

@@ -18,6 +18,7 @@ from django.utils.translation import gettext_noop
 
 from collectors.loadresults import StepResult
 from collectors.loadrun import validate_url
+from collectors.phrase import Phrase, as_phrase, joined
 from investigations.analysis.ladder import Point, find_divergence, find_knee
 from investigations.analysis.steps import cpu_average, ladder_outcome
 from investigations.choices import (
@@ -30,9 +31,10 @@ from investigations.choices import (
     LoadTool,
 )
 from investigations.models import Investigation, Ladder, LadderSide, LadderStep
+from investigations.phrases import message_of, stored_phrase, with_phrases
 from investigations.selectors import ladder_load_generator, ladder_points, ladder_sides
 from investigations.services.checklist import checklist_refresh
-from investigations.services.timeline import in_english, timeline_event_log
+from investigations.services.timeline import timeline_event_log
 
 MAX_STEPS = 20
 MAX_LOAD = 10_000
@@ -40,9 +42,12 @@ MAX_TOTAL_SECONDS = 90 * 60
 # Per step, beyond warm-up and measurement: starting the samplers, storing the results.
 SLOT_MARGIN_SECONDS = 4
 START_DELAY_SECONDS = 3
+# A ladder that holds a knee's load for a profile or a capture starts late enough for their
+# hosts to connect and check first.
+HOLD_START_SECONDS = 20
 
 
-def ladder_log(*, ladder: Ladder, summary: str, user=None, **details) -> None:
+def ladder_log(*, ladder: Ladder, summary: Phrase, user=None, **details) -> None:
     timeline_event_log(
         investigation=ladder.investigation,
         kind=EventKind.LADDER,
@@ -101,8 +106,10 @@ def ladder_request(
     stop_error_rate: float = 0.05,
     stop_p99_ms: float | None = None,
     margin: float = 0.2,
+    start_in: float = START_DELAY_SECONDS,
 ) -> Ladder:
-    """Create the ladder and one run per side, log it, and enqueue the two runs."""
+    """Create the ladder and one run per side, log it, and enqueue the two runs; the first
+    step starts `start_in` seconds from now (after its warm-up)."""
     errors = _check_numbers(
         steps, step_seconds, warmup_seconds, stop_error_rate, stop_p99_ms, margin
     )
@@ -111,7 +118,7 @@ def ladder_request(
         try:
             urls[side] = validate_url(url)
         except ValueError as error:
-            errors[f"side_{side}_url"] = str(error)
+            errors[f"side_{side}_url"] = message_of(error)
     if tool not in LoadTool.values:
         errors["tool"] = _("Choose one of: %(choices)s.") % {"choices": ", ".join(LoadTool.values)}
     if load_kind not in LoadKind.values:
@@ -149,7 +156,7 @@ def ladder_request(
         stop_error_rate=stop_error_rate,
         stop_p99_ms=stop_p99_ms,
         margin=margin,
-        start_at=timezone.now() + timedelta(seconds=START_DELAY_SECONDS),
+        start_at=timezone.now() + timedelta(seconds=start_in),
         slot_seconds=slot,
         requested_by=user,
     )
@@ -162,14 +169,25 @@ def ladder_request(
         )
     ladder_log(
         ladder=ladder,
-        summary=f"Ladder started: {', '.join(map(str, steps))} {load_unit(load_kind=load_kind)}, "
-        f"{step_seconds} s a step with {tool}; A: {urls['a']} from {generators['a'].host.name}, "
-        f"B: {urls['b']} from {generators['b'].host.name}",
+        summary=Phrase(
+            gettext_noop(
+                "Ladder started: %(steps)s %(unit)s, %(seconds)s s a step with %(tool)s; A: "
+                "%(url_a)s from %(host_a)s, B: %(url_b)s from %(host_b)s"
+            ),
+            steps=", ".join(map(str, steps)),
+            unit=Phrase(load_unit(load_kind=load_kind)),
+            seconds=step_seconds,
+            tool=tool,
+            url_a=urls["a"],
+            host_a=generators["a"].host.name,
+            url_b=urls["b"],
+            host_b=generators["b"].host.name,
+        ),
         user=user,
     )
     from investigations.tasks import ladder_run
 
-    limit = int(START_DELAY_SECONDS + len(steps) * slot + 120)
+    limit = int(start_in + len(steps) * slot + 120)
     transaction.on_commit(
         lambda: ladder_run.apply_async(
             args=[ladder.pk], soft_time_limit=limit, time_limit=limit + 60
@@ -245,18 +263,22 @@ def ladder_side_finish(
     *,
     side_id: int,
     status: str,
-    error: str = "",
+    error: "str | Phrase" = "",
     breaking_step: int | None = None,
-    breaking: str = "",
+    breaking: "str | Phrase" = "",
 ) -> None:
+    """A side's end: its status, what went wrong (read in each person's language), and the
+    step where it broke."""
     updated = LadderSide.objects.filter(
         pk=side_id, status__in=[LadderStatus.QUEUED, LadderStatus.RUNNING]
     ).update(
         status=status,
-        error=error[:4000],
         breaking_step=breaking_step,
-        breaking_reason=breaking,
         finished_at=timezone.now(),
+        **with_phrases(
+            {"error": as_phrase(error), "breaking_reason": as_phrase(breaking)},
+            limits={"error": 4000},
+        ),
     )
     if updated:
         side = LadderSide.objects.select_related("ladder__investigation", "side").get(pk=side_id)
@@ -266,7 +288,12 @@ def ladder_side_finish(
             )
             ladder_log(
                 ladder=side.ladder,
-                summary=f"Ladder: side {side.side.key.upper()} breaks at {load}: {breaking}",
+                summary=Phrase(
+                    gettext_noop("Ladder: side %(side)s breaks at %(load)s: %(reason)s"),
+                    side=side.side.key.upper(),
+                    load=load,
+                    reason=as_phrase(breaking),
+                ),
                 step=breaking_step,
                 side=side.side.key,
             )
@@ -284,7 +311,7 @@ def ladders_expire_overdue(*, ladder: Ladder | None = None) -> int:
         ladder_side_finish(
             side_id=side_id,
             status=LadderStatus.FAILED,
-            error=OVERDUE_MESSAGE,
+            error=Phrase(OVERDUE_MESSAGE),
         )
     return len(side_ids)
 
@@ -297,13 +324,24 @@ def ladder_analysis(*, ladder: Ladder, points: dict[str, list[Point]] | None = N
     load, divergence_reason = find_divergence(points["a"], points["b"], ladder.margin)
     # The step's place in the ladder's own list of loads (sides may number theirs apart).
     divergence = next((i for i, step in enumerate(ladder.steps) if step == load), None)
+    # Reasons in English, with the phrases they were made from (`phrases`) for each reader.
     return {
         "knees": {
-            side: {"index": knee.index, "load": knee.load, "reason": knee.reason}
+            side: with_phrases({"index": knee.index, "load": knee.load, "reason": knee.reason})
             for side, knee in knees.items()
         },
-        "divergence": {"index": divergence, "load": load, "reason": divergence_reason},
+        "divergence": with_phrases(
+            {"index": divergence, "load": load, "reason": divergence_reason}
+        ),
     }
+
+
+# What the timeline says when a ladder ends, with why the sides diverge or not.
+ENDED = {
+    LadderStatus.COMPLETED: gettext_noop("Ladder completed: %(reason)s"),
+    LadderStatus.FAILED: gettext_noop("Ladder failed: %(reason)s"),
+    LadderStatus.CANCELLED: gettext_noop("Ladder cancelled: %(reason)s"),
+}
 
 
 @transaction.atomic
@@ -327,20 +365,28 @@ def ladder_finish_if_done(*, ladder_id: int) -> None:
         if knee["index"] is not None:
             ladder_log(
                 ladder=ladder,
-                summary=f"Ladder: knee of side {side.upper()}: {knee['reason']}",
+                summary=Phrase(
+                    gettext_noop("Ladder: knee of side %(side)s: %(reason)s"),
+                    side=side.upper(),
+                    reason=stored_phrase(knee, "reason"),
+                ),
                 side=side,
             )
-    failures = "; ".join(
-        f"side {s.side.key.upper()} failed: {s.error}"
+    summary = Phrase(
+        ENDED[ladder.status], reason=stored_phrase(ladder.analysis["divergence"], "reason")
+    )
+    failures = [
+        Phrase(
+            gettext_noop("side %(side)s failed: %(error)s"),
+            side=s.side.key.upper(),
+            error=stored_phrase(s, "error"),
+        )
         for s in sides
         if s.status == LadderStatus.FAILED
-    )
-    ladder_log(
-        ladder=ladder,
-        summary=f"Ladder {in_english(LadderStatus(ladder.status).label).lower()}: "
-        f"{ladder.analysis['divergence']['reason']}" + (f"; {failures}" if failures else ""),
-        status=ladder.status,
-    )
+    ]
+    if failures:
+        summary = Phrase("%(summary)s; %(failures)s", summary=summary, failures=joined(failures))
+    ladder_log(ladder=ladder, summary=summary, status=ladder.status)
     checklist_refresh(investigation=ladder.investigation)
 
 
@@ -358,11 +404,107 @@ def ladder_cancel(*, ladder: Ladder, user) -> Ladder:
     if ladder.cancel_requested_at is None:
         ladder.cancel_requested_at = timezone.now()
         ladder.save(update_fields=["cancel_requested_at"])
-        ladder_log(ladder=ladder, summary="Ladder cancelled", user=user)
+        ladder_log(ladder=ladder, summary=Phrase(gettext_noop("Ladder cancelled")), user=user)
     # Sides not started yet end here; running ones end when their task sees the request.
     queued = ladder.sides.filter(status=LadderStatus.QUEUED)
     if queued.exists():
-        queued.update(status=LadderStatus.CANCELLED, error="Cancelled.", finished_at=timezone.now())
+        queued.update(
+            status=LadderStatus.CANCELLED,
+            finished_at=timezone.now(),
+            **with_phrases({"error": Phrase(gettext_noop("Cancelled."))}),
+        )
         ladder_finish_if_done(ladder_id=ladder.pk)
         ladder.refresh_from_db()
     return ladder
+
+
+def ladder_step_window(*, ladder: Ladder, index: int, lead: timedelta) -> tuple:
+    """When the measurement of the ladder's step `index` (from 0) begins and how long it
+    lasts, for something that must start with it (a profile, a capture); a ValidationError
+    when that step cannot be caught: no such step, the ladder ended, or the step begins
+    within `lead`."""
+    if ladder.status == LadderStatus.IMPORTED:
+        raise ValidationError(
+            {"ladder": _("Imported results ran elsewhere: there is no load here to profile.")}
+        )
+    if not 0 <= index < len(ladder.steps):
+        raise ValidationError(
+            {
+                "step": _("Ladder #%(ladder)s has %(count)s steps.")
+                % {"ladder": ladder.pk, "count": len(ladder.steps)}
+            }
+        )
+    if ladder.status not in (LadderStatus.QUEUED, LadderStatus.RUNNING) or ladder.start_at is None:
+        raise ValidationError(
+            {
+                "ladder": _(
+                    "Ladder #%(ladder)s has ended: choose its knee to hold that load again."
+                )
+                % {"ladder": ladder.pk}
+            }
+        )
+    begins = ladder.start_at + timedelta(
+        seconds=index * ladder.slot_seconds + ladder.warmup_seconds
+    )
+    if begins < timezone.now() + lead:
+        raise ValidationError(
+            {
+                "step": _(
+                    "Step %(step)s of ladder #%(ladder)s begins in less than %(seconds)s s or "
+                    "has begun: choose a later step."
+                )
+                % {"step": index + 1, "ladder": ladder.pk, "seconds": int(lead.total_seconds())}
+            }
+        )
+    return begins, ladder.step_seconds
+
+
+def ladder_knee_load(*, ladder: Ladder) -> float | None:
+    """The load where the ladder's first knee (of either side) came, else where the sides
+    diverged, else None."""
+    analysis = ladder.analysis or ladder_analysis(ladder=ladder)
+    knees = [knee for knee in analysis.get("knees", {}).values() if knee.get("index") is not None]
+    if knees:
+        return min(knees, key=lambda knee: knee["index"])["load"]
+    return analysis.get("divergence", {}).get("load")
+
+
+@transaction.atomic
+def ladder_hold_at_knee(*, ladder: Ladder, user, seconds: int) -> tuple[Ladder, int]:
+    """The load of the ladder's knee held once more on both sides, long enough to profile
+    (or capture) it: a one-step ladder like this one, at that load, starting late enough for
+    the hosts to be connected. Returns it and the index of its step (0)."""
+    load = ladder_knee_load(ladder=ladder)
+    sides = {side.side.key: side for side in ladder.sides.select_related("side")}
+    if ladder.status == LadderStatus.IMPORTED or not all(
+        sides.get(key) and sides[key].url for key in ("a", "b")
+    ):
+        raise ValidationError(
+            {"ladder": _("Imported results ran elsewhere: there is no load here to hold again.")}
+        )
+    if load is None:
+        raise ValidationError(
+            {
+                "step": _(
+                    "Ladder #%(ladder)s found no knee and no divergence: choose a step by its "
+                    "number."
+                )
+                % {"ladder": ladder.pk}
+            }
+        )
+    hold = ladder_request(
+        investigation=ladder.investigation,
+        user=user,
+        side_a_url=sides["a"].url,
+        side_b_url=sides["b"].url,
+        steps=[load if isinstance(load, float) and not load.is_integer() else int(load)],
+        step_seconds=seconds + 2,
+        warmup_seconds=ladder.warmup_seconds,
+        tool=ladder.tool,
+        load_kind=ladder.load_kind,
+        stop_error_rate=ladder.stop_error_rate,
+        stop_p99_ms=ladder.stop_p99_ms,
+        margin=ladder.margin,
+        start_in=HOLD_START_SECONDS,
+    )
+    return hold, 0

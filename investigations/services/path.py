@@ -4,7 +4,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
+from collectors.phrase import Phrase
 from investigations import limits
 from investigations.analysis.pathtext import PathSyntaxError, parse_path
 from investigations.choices import (
@@ -15,8 +17,9 @@ from investigations.choices import (
     Protocol,
 )
 from investigations.models import Collection, Investigation, PathEdge, PathNode
+from investigations.phrases import message_of
 from investigations.services.checklist import checklist_refresh
-from investigations.services.timeline import in_english, timeline_event_log
+from investigations.services.timeline import label_phrase, timeline_event_log
 
 MAX_SPEC_CHARS = limits.SPEC
 MAX_VALUES = 50
@@ -24,7 +27,24 @@ NODE_FIELDS = ["kind", "label", "spec_a", "spec_b", "values_a", "values_b"]
 EDGE_FIELDS = ["protocol", "port", "tls", "reuse", "notes"]
 
 
-def _log(investigation: Investigation, summary: str, user, **details) -> None:
+# What the timeline says when a hop is marked, without and with the person's note.
+STATE_SET = {
+    NodeState.NOT_CHECKED: (
+        gettext_noop("Path: %(node)s not checked"),
+        gettext_noop("Path: %(node)s not checked: %(note)s"),
+    ),
+    NodeState.RULED_OUT: (
+        gettext_noop("Path: %(node)s ruled out"),
+        gettext_noop("Path: %(node)s ruled out: %(note)s"),
+    ),
+    NodeState.SUSPECT: (
+        gettext_noop("Path: %(node)s suspect"),
+        gettext_noop("Path: %(node)s suspect: %(note)s"),
+    ),
+}
+
+
+def _log(investigation: Investigation, summary: Phrase, user, **details) -> None:
     timeline_event_log(
         investigation=investigation,
         kind=EventKind.PATH,
@@ -102,7 +122,11 @@ def path_node_create(
     _set_hosts(node, hosts_a, hosts_b)
     _log(
         investigation,
-        f"Path: node {node.label} ({node.get_kind_display()}) added",
+        Phrase(
+            gettext_noop("Path: node %(node)s (%(kind)s) added"),
+            node=node.label,
+            kind=label_phrase(PathNodeKind(node.kind).label),
+        ),
         user,
         node=node.pk,
     )
@@ -128,7 +152,11 @@ def path_node_update(*, node: PathNode, user, hosts_a=None, hosts_b=None, **fiel
     if changed:
         _log(
             node.investigation,
-            f"Path: node {node.label} edited ({', '.join(changed)})",
+            Phrase(
+                gettext_noop("Path: node %(node)s edited (%(fields)s)"),
+                node=node.label,
+                fields=", ".join(changed),
+            ),
             user,
             node=node.pk,
         )
@@ -139,7 +167,7 @@ def path_node_update(*, node: PathNode, user, hosts_a=None, hosts_b=None, **fiel
 def path_node_delete(*, node: PathNode, user) -> None:
     investigation, label = node.investigation, node.label
     node.delete()
-    _log(investigation, f"Path: node {label} removed", user)
+    _log(investigation, Phrase(gettext_noop("Path: node %(node)s removed"), node=label), user)
     checklist_refresh(investigation=investigation)
 
 
@@ -181,11 +209,11 @@ def path_node_set_state(
         node.state_file = ""
     node.state_changed_at, node.state_changed_by = timezone.now(), user
     node.save()
-    label = in_english(NodeState(state).label).lower()
-    because = f": {node.state_note[:200]}" if node.state_note else ""
     _log(
         node.investigation,
-        f"Path: {node.label} {label}{because}",
+        Phrase(
+            STATE_SET[state][bool(node.state_note)], node=node.label, note=node.state_note[:200]
+        ),
         user,
         node=node.pk,
         old=old,
@@ -231,7 +259,12 @@ def path_edge_create(*, investigation: Investigation, user, source, target, **fi
     edge.save()
     _log(
         investigation,
-        f"Path: {source.label} -> {target.label} ({edge.summary})",
+        Phrase(
+            gettext_noop("Path: %(source)s -> %(target)s (%(edge)s)"),
+            source=source.label,
+            target=target.label,
+            edge=edge.summary,
+        ),
         user,
         edge=edge.pk,
     )
@@ -250,7 +283,12 @@ def path_edge_update(*, edge: PathEdge, user, **fields) -> PathEdge:
     edge.save()
     _log(
         edge.investigation,
-        f"Path: {edge.source.label} -> {edge.target.label} now {edge.summary}",
+        Phrase(
+            gettext_noop("Path: %(source)s -> %(target)s now %(edge)s"),
+            source=edge.source.label,
+            target=edge.target.label,
+            edge=edge.summary,
+        ),
         user,
         edge=edge.pk,
     )
@@ -260,7 +298,11 @@ def path_edge_update(*, edge: PathEdge, user, **fields) -> PathEdge:
 @transaction.atomic
 def path_edge_delete(*, edge: PathEdge, user) -> None:
     investigation = edge.investigation
-    summary = f"Path: {edge.source.label} -> {edge.target.label} removed"
+    summary = Phrase(
+        gettext_noop("Path: %(source)s -> %(target)s removed"),
+        source=edge.source.label,
+        target=edge.target.label,
+    )
     edge.delete()
     _log(investigation, summary, user)
     checklist_refresh(investigation=investigation)
@@ -274,7 +316,7 @@ def path_from_text(*, investigation: Investigation, user, text: str) -> list[Pat
     try:
         spec = parse_path(text)
     except PathSyntaxError as error:
-        raise ValidationError({"text": str(error)}) from None
+        raise ValidationError({"text": message_of(error)}) from None
     nodes = {n.label: n for n in investigation.path_nodes.all()}
     added_nodes, added_edges = [], 0
     for wanted in spec.nodes:
@@ -300,8 +342,14 @@ def path_from_text(*, investigation: Investigation, user, text: str) -> list[Pat
         added_edges += 1
     _log(
         investigation,
-        f"Path drawn from text: {' -> '.join(n.label for n in spec.nodes)} "
-        f"({len(added_nodes)} new nodes, {added_edges} new edges)",
+        Phrase(
+            gettext_noop(
+                "Path drawn from text: %(path)s (%(nodes)s new nodes, %(edges)s new edges)"
+            ),
+            path=" -> ".join(n.label for n in spec.nodes),
+            nodes=len(added_nodes),
+            edges=added_edges,
+        ),
         user,
         text=text,
     )

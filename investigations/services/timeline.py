@@ -5,10 +5,12 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
 
+from collectors.phrase import Phrase
 from investigations import limits
 from investigations.access import role_in_team
 from investigations.choices import MANUAL_EVENT_KINDS, ActionKind, EventKind, Role
 from investigations.models import Investigation, TimelineEvent
+from investigations.phrases import with_phrases
 
 # Kinds that are pushed to the team's webhook as they happen.
 NOTIFIED_KINDS = {EventKind.STATUS, EventKind.ACTION}
@@ -25,6 +27,12 @@ def in_english(text) -> str:
         return str(text)
 
 
+def label_phrase(label) -> Phrase:
+    """A choice's label inside a stored phrase, read in each person's language (its English
+    is its msgid)."""
+    return Phrase(in_english(label))
+
+
 def time_error(*, value: datetime, label: str) -> str | None:
     """Why a recorded time cannot be right, or None."""
     if value.year < EARLIEST.year or value < EARLIEST:
@@ -39,23 +47,25 @@ def timeline_event_log(
     *,
     investigation: Investigation,
     kind: str,
-    summary: str,
+    summary: "str | Phrase",
     author=None,
     occurred_at: datetime | None = None,
     action: str = "",
     details: dict | None = None,
 ) -> TimelineEvent:
-    """The one writer of timeline events; other services call it in their transaction."""
+    """The one writer of timeline events; other services call it in their transaction. An
+    automatic summary is a Phrase (read in each person's language); people's words are
+    text."""
     from investigations.services.webhooks import webhook_notify
 
     event = TimelineEvent.objects.create(
         investigation=investigation,
         kind=kind,
         action=action,
-        summary=summary,
         author=author,
         occurred_at=occurred_at or timezone.now(),
         details=details or {},
+        **with_phrases({"summary": summary}),
     )
     if kind in NOTIFIED_KINDS:
         webhook_notify(event=event)

@@ -9,10 +9,12 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
 
 from investigations.choices import DeliveryStatus, EventKind
 from investigations.models import Team, TimelineEvent, WebhookDelivery
+from investigations.phrases import stored_text
 
 # A delivery left "sending" longer than this was lost with its worker and may be retried.
 STALE_CLAIM = timedelta(minutes=5)
@@ -29,12 +31,15 @@ def _slack_escape(text: str) -> str:
 
 
 def _event_payload(event: TimelineEvent) -> dict:
+    """The message a chat channel shows, in the installation's language (PERFCASE_LANGUAGE):
+    a channel has no reader of its own."""
     investigation = event.investigation
     url = settings.BASE_URL + reverse("investigation_detail", args=[investigation.pk])
     who = event.author.get_username() if event.author else "Perfcase"
-    what = event.summary[:1000]
-    if event.kind == EventKind.ACTION:
-        what = f"{event.get_action_display()}: {what}"
+    with translation.override(settings.LANGUAGE_CODE):
+        what = stored_text(event, "summary")[:1000]
+        if event.kind == EventKind.ACTION:
+            what = f"{event.get_action_display()}: {what}"
     return {
         "text": f"<{url}|{_slack_escape(investigation.title[:200])}> "
         f"{_slack_escape(what)} ({_slack_escape(who)})"
@@ -62,12 +67,17 @@ def webhook_send_test(*, team: Team, user) -> WebhookDelivery:
     delivery = WebhookDelivery.objects.create(
         team=team,
         url=team.webhook_url,
-        payload={
-            "text": f"Test message from Perfcase for team {_slack_escape(team.name)} "
-            f"({_slack_escape(user.get_username())})"
-        },
+        payload={"text": _test_text(team=team, user=user)},
     )
     return _enqueue(delivery)
+
+
+def _test_text(*, team: Team, user) -> str:
+    with translation.override(settings.LANGUAGE_CODE):
+        return gettext("Test message from Perfcase for team %(team)s (%(user)s)") % {
+            "team": _slack_escape(team.name),
+            "user": _slack_escape(user.get_username()),
+        }
 
 
 def _post_json(url: str, payload: dict) -> None:

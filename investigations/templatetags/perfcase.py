@@ -14,6 +14,7 @@ from investigations.choices import (
     Status,
     TargetStatus,
 )
+from investigations.phrases import stored_text
 
 register = template.Library()
 
@@ -63,3 +64,17 @@ def fact(value) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
+
+
+@register.filter
+def phrase(row, name: str) -> str:
+    """A stored text in the reader's language: `{{ finding|phrase:"title" }}`."""
+    return stored_text(row, name)
+
+
+@register.filter
+def evidence_kind(value: str) -> str:
+    """The name of a kind of evidence ("finding", "profile", ...) in the reader's language."""
+    from investigations.choices import EvidenceKind
+
+    return EvidenceKind(value).label if value in EvidenceKind.values else value

@@ -1,3 +1,4 @@
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -28,7 +29,8 @@ from investigations.selectors import (
     findings_for,
     host_pairs,
 )
-from investigations.services.collections import collection_request
+from investigations.selectors.root_causes import confirmed_root_cause_ids
+from investigations.services.collections import collection_cancel, collection_request
 from investigations.services.findings import finding_set_status
 from investigations.views.pages import wants_partial
 from investigations.views.panels import panel
@@ -78,6 +80,7 @@ def findings_context(request: HttpRequest, investigation) -> dict:
         if not findings
         else [],
         "sides": list(investigation.sides.all()),
+        "confirmed_root_causes": confirmed_root_cause_ids(investigation=investigation),
         "heading_note": gettext("%(count)s open") % {"count": count} if count else "",
     }
 
@@ -94,13 +97,35 @@ def collection_new(request: HttpRequest, pk: int) -> HttpResponse:
             investigation=investigation,
             user=request.user,
             kind=kind,
-            parameters={name: request.POST.get(name, "") for name in fields},
+            parameters={
+                name: (
+                    request.POST.getlist(name)
+                    if isinstance(field, forms.MultipleChoiceField)
+                    else request.POST.get(name, "")
+                )
+                for name, field in fields.items()
+            },
         )
     except LookupError:
         messages.error(request, gettext("Choose a kind of evidence to collect."))
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
     return redirect(reverse("investigation_detail", args=[pk]) + "#evidence")
+
+
+@require_POST
+@login_required
+def collection_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
+    collection = collection_for_user(request.user, pk, Role.RESPONDER)
+    try:
+        collection_cancel(collection=collection, user=request.user)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, gettext("Cancel requested: the hosts stop what was started."))
+    return redirect(
+        reverse("investigation_detail", args=[collection.investigation_id]) + "#evidence"
+    )
 
 
 @login_required
@@ -113,10 +138,11 @@ def collection_status(request: HttpRequest, pk: int) -> HttpResponse:
         )
     targets = collection_targets(collection=collection)
     done = all(t.status in ENDED_TARGET_STATUSES for t in targets)
+    can_write = Role.rank(collection.user_role) >= Role.rank(Role.RESPONDER)
     response = render(
         request,
         "investigations/_collection.html",
-        {"collection": collection, "targets": targets, "done": done},
+        {"collection": collection, "targets": targets, "done": done, "can_write": can_write},
     )
     if done:
         # htmx swaps this last answer in, then stops polling.

@@ -17,6 +17,7 @@ from investigations.forms import (
     HostKeyTrustForm,
     attach_errors,
 )
+from investigations.phrases import translate
 from investigations.selectors import (
     credentials_for_user,
     credentials_in_teams,
@@ -181,8 +182,10 @@ def host_key_scan_view(request: HttpRequest, pk: int) -> HttpResponse:
     host = host_for_user(request.user, pk, Role.RESPONDER)
     try:
         key = host_key_scan(host=host)
-    except (CollectorError, ValidationError) as error:
-        messages.error(request, getattr(error, "message", None) or " ".join(error.messages))
+    except CollectorError as error:
+        messages.error(request, translate(error.phrase))
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
     else:
         messages.info(
             request,

@@ -126,6 +126,8 @@ def investigation_page(request: HttpRequest, investigation, *, status: int = 200
         "can_write": Role.rank(investigation.user_role) >= Role.rank(Role.RESPONDER),
         "is_lead": investigation.user_role == Role.LEAD,
         "status_moves": [Status(s) for s in allowed_status_moves(investigation.status)],
+        # Closing asks for the root cause: without one, the lead says why.
+        "has_root_cause": investigation.case_root_causes.exists(),
         # The header's progress bar; the checklist panel swaps it when the list changes.
         **progress_bar(checklist_items(investigation=investigation)),
         "panel_rows": panel_rows(request, investigation),
@@ -224,7 +226,10 @@ def investigation_status(request: HttpRequest, pk: int) -> HttpResponse:
     if form.is_valid():
         try:
             investigation_set_status(
-                investigation=investigation, user=request.user, status=form.cleaned_data["status"]
+                investigation=investigation,
+                user=request.user,
+                status=form.cleaned_data["status"],
+                reason=form.cleaned_data["reason"],
             )
         except ValidationError as error:
             messages.error(request, " ".join(error.messages))

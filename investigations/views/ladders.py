@@ -24,6 +24,8 @@ from investigations.selectors import (
     ladder_sides,
     ladders_for,
 )
+from investigations.selectors.captures import ladder_captures
+from investigations.selectors.profiles import ladder_profiles
 from investigations.services.ladder_imports import ladder_import
 from investigations.services.ladders import (
     ladder_analysis,
@@ -157,6 +159,8 @@ def _detail_context(ladder: Ladder) -> dict:
             if any(value is not None for trace in figure["data"] for value in trace["y"])
         },
         "can_write": ladder.user_role != Role.VIEWER,
+        "profiles": ladder_profiles(ladder=ladder),
+        "captures": ladder_captures(ladder=ladder),
         "version": version,
         "finished_steps": min((len(s.steps.all()) for s in sides), default=0),
     }

@@ -89,8 +89,9 @@ def test_two_imported_wrk_results_make_a_ladder_page_with_both_sides(
     assert rows.count() == 1
     cells = rows.first.locator("th, td").all_inner_texts()
     assert cells[0] == "10"
-    assert cells[1:5] == ["4,487", "14,320", "0.31", "worse"]  # requests/s: A, B, A/B, mark
-    assert cells[5:9] == ["2.7", "3.9", "0.71", "better"]  # p99 (ms)
+    # requests/s: A, B, A/B, the mark (an arrow, and the word for screen readers)
+    assert cells[1:5] == ["4,487", "14,320", "0.31", "↓\nworse"]
+    assert cells[5:9] == ["2.7", "3.9", "0.71", "↑\nbetter"]  # p99 (ms)
     assert cells[11:13] == ["0", "8602"]  # errors: B's non-2xx responses
 
     # The verdicts, in words.

@@ -1242,12 +1242,13 @@ def test_only_a_lead_closes_an_investigation(personas):
     assert_status(refused, 403)
     assert "lead" in refused.body["detail"]
     assert member.get(path).body["status"] == "resolved"
-    closed = lead.patch(path, {"status": "closed"})
+    closed = lead.patch(path, {"status": "closed", "close_reason": "A false alarm."})
     assert_status(closed, 200)
     assert closed.body["status"] == "closed"
     assert member.get(f"{path}/timeline?kind=status").body["items"][-1]["details"] == {
         "old": "resolved",
         "new": "closed",
+        "reason": "A false alarm.",
     }
 
 

@@ -23,12 +23,20 @@ from investigations.choices import (
     HostTransport,
     ItemStatus,
     LadderStatus,
+    NodeState,
     Status,
     TargetStatus,
 )
-from investigations.management.commands.load_demo import DEMO_DIR, DEMO_TITLE, DEMO_USERNAME
+from investigations.management.commands.load_demo import (
+    DEMO_DIR,
+    DEMO_TITLE,
+    DEMO_USERNAME,
+    PAST_CASES,
+)
 from investigations.models import (
+    ActionItem,
     Artifact,
+    CaseRootCause,
     ChecklistItem,
     Collection,
     CollectionTarget,
@@ -41,9 +49,13 @@ from investigations.models import (
     LadderStep,
     Membership,
     PathNode,
+    Postmortem,
+    Profile,
+    SearchDocument,
     TimelineEvent,
 )
 from investigations.runs import collection as collection_runner
+from investigations.selectors.similar import similar_cases
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -82,6 +94,11 @@ def _everything() -> dict:
             Ladder,
             LadderStep,
             TimelineEvent,
+            CaseRootCause,
+            Postmortem,
+            ActionItem,
+            Profile,
+            SearchDocument,
         )
     } | {
         "checklist": list(ChecklistItem.objects.values_list("key", "status", "auto", "evidence")),
@@ -101,7 +118,8 @@ def test_the_demo_is_a_lived_in_case_and_loads_once(demo, django_capture_on_comm
     assert out.getvalue().strip() == "Demo data already loaded."
     assert _everything() == before and not callbacks
     investigation = demo.investigation
-    assert Investigation.objects.count() == 1
+    # The demo and the two closed cases before it.
+    assert Investigation.objects.count() == 1 + len(PAST_CASES) == 3
     assert investigation.status == Status.RESOLVED
     assert [side.label for side in investigation.sides.all()] == ["container", "VM"]
     assert investigation.symptom_ratio == 2.0
@@ -212,10 +230,17 @@ def test_the_demo_checklist_is_done_where_its_evidence_is(demo):
     # The sides do not match while the findings on the CPU are open.
     assert items["sides_match"].status == ItemStatus.TODO
     # A person's judgement, with notes pointing at the evidence.
-    for key in ("host_at_knee", "root_cause"):
-        assert (items[key].status, items[key].auto) == (ItemStatus.DONE, False), key
+    assert (items["host_at_knee"].status, items["host_at_knee"].auto) == (ItemStatus.DONE, False)
     assert "finding" in items["host_at_knee"].notes
-    assert items["write_up"].status == ItemStatus.IN_PROGRESS
+    # The confirmed root cause completes its step.
+    assert (items["root_cause"].status, items["root_cause"].auto) == (ItemStatus.DONE, True)
+    assert "governor" in items["root_cause"].evidence
+    # And its written postmortem the write-up, with the alert still to add.
+    assert (items["write_up"].status, items["write_up"].auto) == (ItemStatus.DONE, True)
+    postmortem = demo.investigation.postmortem
+    assert "powersave" in postmortem.summary
+    actions = {a.title: a.done for a in demo.investigation.action_items.all()}
+    assert actions["Alert when node_cpu_scaling_governor is not 'performance' on any node"] is False
 
 
 @pytest.mark.django_db
@@ -282,3 +307,100 @@ def test_runstack_serves_the_app_and_ctrl_c_stops_web_and_worker(tmp_path):
         if stack.poll() is None:
             os.killpg(stack.pid, signal.SIGKILL)
         stack.stdout.close()
+
+
+@pytest.mark.django_db
+def test_the_demo_has_its_root_cause_with_the_governor_finding_as_evidence(demo):
+    [confirmed] = demo.investigation.case_root_causes.select_related("root_cause")
+
+    assert confirmed.root_cause.slug == "cpu-governor-powersave"
+    governor = Finding.objects.get(investigation=demo.investigation, rule="cpu_governor")
+    assert confirmed.evidence == [{"kind": "finding", "id": governor.pk}]
+    assert "performance" in confirmed.fix
+    assert demo.investigation.events.filter(kind=EventKind.ROOT_CAUSE).count() == 1
+
+
+@pytest.mark.django_db
+def test_the_two_closed_demo_cases_are_told_evidenced_and_written_up(demo):
+    past = Investigation.objects.filter(status=Status.CLOSED).order_by("started_at")
+
+    assert [case.title for case in past] == [case.title for case in PAST_CASES]
+    slugs = {}
+    for case in past:
+        [confirmed] = case.case_root_causes.select_related("root_cause")
+        slugs[case.pk] = confirmed.root_cause.slug
+        # Closed with its root cause, so without a reason; proved by its own findings.
+        assert case.close_reason == ""
+        proof = Finding.objects.filter(pk__in=[item["id"] for item in confirmed.evidence])
+        assert proof.count() == len(confirmed.evidence) >= 2
+        assert {f.root_cause.slug for f in proof} == {confirmed.root_cause.slug}
+        assert {f.status for f in proof} == {FindingStatus.CONFIRMED}
+        assert case.postmortem.written
+        assert case.action_items.count() == 2
+        # Told on the timeline in order; a path with every hop judged; profiles of both sides.
+        notes = case.events.filter(kind__in=[EventKind.NOTE, EventKind.ACTION])
+        assert notes.count() >= 7
+        assert case.started_at <= min(notes.values_list("occurred_at", flat=True))
+        assert not case.path_nodes.filter(state=NodeState.NOT_CHECKED).exists()
+        assert sorted(case.profiles.values_list("side__key", flat=True)) == ["a", "b"]
+        items = {item.key: item.status for item in case.checklist.all()}
+        assert items["root_cause"] == items["write_up"] == ItemStatus.DONE
+        # No hosts of their own: nothing invented to connect to.
+        assert not case.members.exists()
+        assert not case.profiles.exclude(host=None).exists()
+    assert sorted(slugs.values()) == ["short-lived-tls-connections", "too-many-vcpus"]
+    assert Host.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_every_demo_case_is_found_by_search_and_by_what_it_turned_out_to_be(demo):
+    from investigations.selectors.search import search_scores
+
+    cases = set(Investigation.objects.values_list("pk", flat=True))
+    assert (
+        set(SearchDocument.objects.filter(kind="investigation").values_list("object_id", flat=True))
+        == cases
+    )
+    # The closed cases by their root causes and postmortems, in English and Chinese.
+    [(tls, _)] = search_scores(kind="investigation", query="握手", among=cases)[:1]
+    assert Investigation.objects.get(pk=tls).case_root_causes.get().root_cause.slug == (
+        "short-lived-tls-connections"
+    )
+    found = dict(search_scores(kind="investigation", query="futex threads", among=cases))
+    vcpus = CaseRootCause.objects.get(root_cause__slug="too-many-vcpus").investigation_id
+    assert max(found, key=found.get) == vcpus
+
+
+@pytest.mark.django_db
+def test_on_the_demo_the_similar_cases_are_the_closed_ones_with_their_reasons(demo):
+    user = Membership.objects.get(user__username=DEMO_USERNAME).user
+
+    found = similar_cases(investigation=demo.investigation, user=user)
+
+    assert sorted(item.case.title for item in found) == sorted(case.title for case in PAST_CASES)
+    for item in found:
+        assert item.reasons
+        # Neither has the governor: nothing claims the same root cause.
+        assert not any("root cause" in reason for reason in item.reasons)
+        assert item.score < 10
+    # And from a closed case, the demo (resolved) is among its past cases.
+    closed = Investigation.objects.filter(status=Status.CLOSED).first()
+    assert demo.investigation in [
+        item.case for item in similar_cases(investigation=closed, user=user)
+    ]
+
+
+@pytest.mark.django_db
+def test_an_older_demo_gets_what_it_lacks_on_the_next_run(demo):
+    """A demo loaded before the root cause and the closed cases existed."""
+    CaseRootCause.objects.filter(investigation=demo.investigation).delete()
+    for case in Investigation.objects.filter(status=Status.CLOSED):
+        case.delete()
+    out = StringIO()
+
+    call_command("load_demo", stdout=out)
+
+    assert "Demo data loaded." in out.getvalue()
+    assert demo.investigation.case_root_causes.get().root_cause.slug == "cpu-governor-powersave"
+    assert Investigation.objects.filter(status=Status.CLOSED).count() == len(PAST_CASES)
+    assert Investigation.objects.filter(title=DEMO_TITLE).count() == 1

@@ -12,17 +12,6 @@ from tests.conftest import trust_host_key as trust
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def credential(personas, test_hosts):
-    # Every test host accepts the session's client key.
-    return credential_create(
-        team=personas.team,
-        user=personas.member,
-        name="probe key",
-        private_key=test_hosts.client_key,
-    )
-
-
 def place(personas, credential, test_host, side: str, role: str = "service", name=None):
     host = host_create(
         team=personas.team,

@@ -444,7 +444,7 @@ def test_the_axes_say_what_they_measure():
         "p50": "y2",
         "p99": "y",
     }
-    assert made["cpu"]["layout"]["yaxis"]["title"]["text"] == "% of CPU"
+    assert made["cpu"]["layout"]["yaxis"]["title"]["text"] == "CPU use (percent)"
 
 
 def test_the_load_axis_is_labelled_with_the_ladders_own_loads():
@@ -612,3 +612,13 @@ def test_figures_are_json():
     made = charts()
 
     assert json.loads(json.dumps(made)) == made
+
+
+def test_the_charts_speak_the_readers_language():
+    from django.utils import translation
+
+    with translation.override("zh-hans"):
+        made = charts()
+
+    assert made["throughput"]["layout"]["title"]["text"] != "Throughput"
+    assert made["cpu"]["layout"]["xaxis"]["title"]["text"] != "load (concurrent connections)"

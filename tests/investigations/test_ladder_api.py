@@ -38,6 +38,8 @@ LADDER_KEYS = {
     "divergence",
     "sides",
     "results",
+    "profiles",  # the CPU profiles taken during its steps
+    "captures",  # and the packet captures
     "created_at",
     "finished_at",
 }

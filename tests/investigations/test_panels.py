@@ -25,10 +25,15 @@ PANELS = [
     "path",
     "environment",
     "evidence",
+    "profiles",
+    "captures",
     "ladders",
     "findings",
+    "root_cause",
     "checklist",
+    "similar",
     "timeline",
+    "postmortem",
 ]
 READERS = ["lead", "member", "viewer"]
 
@@ -248,7 +253,7 @@ def test_the_findings_heading_counts_the_open_ones(personas, finding):
 # --- a new panel needs no change to the page --------------------------------------------------
 
 
-def profiles_templates():
+def sketch_templates():
     """The settings' template engine, with one more template kept in memory."""
     from django.conf import settings
 
@@ -259,8 +264,8 @@ def profiles_templates():
             (
                 "django.template.loaders.locmem.Loader",
                 {
-                    "tests/_panel_profiles.html": (
-                        '<p class="profiles">{{ profiles }} for {{ investigation.title }}'
+                    "tests/_panel_sketches.html": (
+                        '<p class="sketches">{{ sketches }} for {{ investigation.title }}'
                         "{% if can_write %}, with a button{% endif %}</p>"
                     )
                 },
@@ -276,30 +281,30 @@ def test_a_registered_panel_joins_the_page_in_its_order(personas, registry):
     seen = []
 
     @panels.panel(
-        name="profiles", title="CPU profiles", template="tests/_panel_profiles.html", order=55
+        name="sketches", title="Sketches", template="tests/_panel_sketches.html", order=52
     )
-    def profiles_context(request, investigation) -> dict:
+    def sketches_context(request, investigation) -> dict:
         seen.append((request.user, investigation.pk))
-        return {"profiles": "3 flame graphs", "heading_note": "1 running"}
+        return {"sketches": "3 drawings", "heading_note": "1 running"}
 
     investigation = personas.investigation
     client = client_for(personas, "member")
-    with override_settings(TEMPLATES=profiles_templates()):
+    with override_settings(TEMPLATES=sketch_templates()):
         page = html(client.get(page_url(investigation)))
-        alone = client.get(panel_url(investigation, "profiles"), **HX)
-        fallback = client.get(panel_url(investigation, "profiles"))
+        alone = client.get(panel_url(investigation, "sketches"), **HX)
+        fallback = client.get(panel_url(investigation, "sketches"))
 
-    tag = card_tag(page, "profiles")
-    assert f'hx-get="{panel_url(investigation, "profiles")}"' in tag
-    assert "3 flame graphs for Checkout p99 doubled" in page
+    tag = card_tag(page, "sketches")
+    assert f'hx-get="{panel_url(investigation, "sketches")}"' in tag
+    assert "3 drawings for Checkout p99 doubled" in page
     assert ", with a button" in page
     assert '<span class="count">1 running</span>' in page
-    # Between the evidence (50) and the ladders (60).
-    assert page.index('id="evidence"') < page.index('id="profiles"') < page.index('id="ladders"')
+    # Between the evidence (50) and the CPU profiles (55).
+    assert page.index('id="evidence"') < page.index('id="sketches"') < page.index('id="profiles"')
     assert alone.status_code == 200
     assert html(alone).strip() in page
     assert fallback.status_code == 200
-    assert "3 flame graphs" in html(fallback)
+    assert "3 drawings" in html(fallback)
     assert seen == [(personas.member, investigation.pk)] * 3
 
 

@@ -420,7 +420,10 @@ def test_only_the_moves_allowed_by_the_lifecycle_are_made(personas, old, new):
         assert fresh(personas.investigation).status == old
     elif new in allowed_status_moves(old):
         investigation_set_status(
-            investigation=personas.investigation, user=personas.lead, status=new
+            investigation=personas.investigation,
+            user=personas.lead,
+            status=new,
+            reason="A drill." if new == Status.CLOSED else "",
         )
         assert fresh(personas.investigation).status == new
     else:
@@ -440,7 +443,10 @@ def test_the_lifecycle_goes_forward_or_back_to_open():
 
 def test_a_closed_investigation_can_be_reopened(personas):
     investigation_set_status(
-        investigation=personas.investigation, user=personas.lead, status=Status.CLOSED
+        investigation=personas.investigation,
+        user=personas.lead,
+        status=Status.CLOSED,
+        reason="A drill.",
     )
 
     investigation_set_status(
@@ -474,10 +480,16 @@ def test_only_a_lead_can_close(personas, who):
 
 def test_a_lead_closes(personas):
     investigation_set_status(
-        investigation=personas.investigation, user=personas.lead, status=Status.CLOSED
+        investigation=personas.investigation,
+        user=personas.lead,
+        status=Status.CLOSED,
+        reason="The other side was retired.",
     )
 
     assert fresh(personas.investigation).status == Status.CLOSED
+    assert events(personas.investigation, EventKind.STATUS)[-1].details["reason"] == (
+        "The other side was retired."
+    )
 
 
 def test_mitigating_stamps_the_mitigated_time_when_none_was_recorded(personas):
@@ -509,7 +521,7 @@ def test_resolving_or_closing_stamps_the_resolved_time_when_none_was_recorded(pe
     before = timezone.now()
 
     investigation_set_status(
-        investigation=personas.investigation, user=personas.lead, status=status
+        investigation=personas.investigation, user=personas.lead, status=status, reason="A drill."
     )
 
     saved = fresh(personas.investigation)

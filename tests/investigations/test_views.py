@@ -1005,7 +1005,9 @@ def test_closing_needs_a_lead(personas):
     assert refused.status_code == 403
     assert fresh(personas.investigation).status == Status.OPEN
 
-    closed = personas.client(personas.lead).post(url, {"status": Status.CLOSED})
+    closed = personas.client(personas.lead).post(
+        url, {"status": Status.CLOSED, "reason": "A false alarm."}
+    )
     assert closed.status_code == 302
     assert fresh(personas.investigation).status == Status.CLOSED
 
@@ -1015,12 +1017,16 @@ def test_only_a_lead_is_offered_the_close_button(personas):
 
     assert "Mark closed" not in html(personas.client(personas.member).get(url))
     assert "Mark mitigated" in html(personas.client(personas.member).get(url))
-    assert "Mark closed" in html(personas.client(personas.lead).get(url))
+    # Without a confirmed root cause, the lead closes saying why.
+    assert "Close without a root cause" in html(personas.client(personas.lead).get(url))
 
 
 def test_a_closed_investigation_offers_only_reopening(personas):
     investigation_set_status(
-        investigation=personas.investigation, user=personas.lead, status=Status.CLOSED
+        investigation=personas.investigation,
+        user=personas.lead,
+        status=Status.CLOSED,
+        reason="A drill.",
     )
 
     page = html(
@@ -1309,12 +1315,15 @@ def test_a_back_dated_entry_appears_before_later_events(personas):
     )
 
     page = html(client.get(f"/investigations/{personas.investigation.pk}/"))
+    # Within the timeline's own section (other sections name notes too: the evidence a root
+    # cause may cite, the postmortem's entries).
+    timeline = page[page.index('id="timeline"') :]
     assert (
-        page.index("Earlier note")
-        < page.index("Investigation opened: Checkout")
-        < page.index("Later note")
+        timeline.index("Earlier note")
+        < timeline.index("Investigation opened: Checkout")
+        < timeline.index("Later note")
     )
-    assert two_days_ago.replace("T", " ") in page
+    assert two_days_ago.replace("T", " ") in timeline
 
 
 # --- teams ---------------------------------------------------------------------------------

@@ -3,10 +3,15 @@
 A rule is a function (a, b) -> list[Verdict], where a and b are the fact dicts of side A and
 side B of one host pair. Every named rule also declares the keys it covers, so that the
 generic rule reports only the differences no named rule explains.
+
+A verdict's texts are stored with the finding and read in each person's language: they are
+Phrases (collectors/phrase.py), their templates marked with gettext_noop (imported as `_` in
+the rule modules) so that the translators find them. The sides' values are data, not words.
 """
 
 from dataclasses import dataclass
 
+from collectors.phrase import Phrase
 from investigations.analysis.diff import values_equal
 
 
@@ -14,12 +19,14 @@ from investigations.analysis.diff import values_equal
 class Verdict:
     rule: str
     severity: str
-    title: str
-    explanation: str
-    recommendation: str
+    title: Phrase
+    explanation: Phrase
+    recommendation: Phrase
     side_a: str
     side_b: str
     subject: str = ""
+    # The slug of the knowledge-base entry this verdict is evidence for ("" for none).
+    root_cause: str = ""
 
 
 def show(value) -> str:
@@ -57,8 +64,10 @@ def simple_rule(
     recommendation: str,
     *,
     also_covers: tuple[str, ...] = (),
+    root_cause: str = "",
 ):
-    """A rule that fires when one fact differs between the sides."""
+    """A rule that fires when one fact differs between the sides (its texts are templates
+    without values, marked for translation where the rule is declared)."""
 
     @rule(key, *also_covers)
     def check(a: dict, b: dict) -> list[Verdict]:
@@ -68,11 +77,12 @@ def simple_rule(
             Verdict(
                 rule=rule_name,
                 severity=severity,
-                title=title,
-                explanation=explanation,
-                recommendation=recommendation,
+                title=Phrase(title),
+                explanation=Phrase(explanation),
+                recommendation=Phrase(recommendation),
                 side_a=show(a[key]),
                 side_b=show(b[key]),
+                root_cause=root_cause,
             )
         ]
 

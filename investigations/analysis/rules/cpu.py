@@ -1,5 +1,8 @@
 """Rules about the processor: its model and layout, its clock and what governs it."""
 
+from django.utils.translation import gettext_noop as _
+
+from collectors.phrase import Phrase
 from investigations.analysis.rules.base import Verdict, differs, rule, show, simple_rule
 from investigations.choices import FindingSeverity as Severity
 
@@ -12,31 +15,46 @@ def governor(a: dict, b: dict) -> list[Verdict]:
         return []
     both = len(slow) == 2
     if both and ga != gb:
-        title = f"CPU frequency governor is '{ga}' on side A and '{gb}' on side B"
+        title = Phrase(
+            _("CPU frequency governor is '%(a)s' on side A and '%(b)s' on side B"), a=ga, b=gb
+        )
+    elif both:
+        title = Phrase(_("CPU frequency governor is '%(governor)s' on both sides"), governor=ga)
     else:
-        where = "both sides" if both else f"side {slow[0]}"
-        title = f"CPU frequency governor is '{ga if slow[0] == 'A' else gb}' on {where}"
+        title = Phrase(
+            _("CPU frequency governor is '%(governor)s' on side %(side)s"),
+            governor=ga if slow[0] == "A" else gb,
+            side=slow[0],
+        )
+    explanation = (
+        _(
+            "A governor other than 'performance' lets the kernel lower the CPU clock when it "
+            "thinks the machine is idle, and raise it late under load. On the same hardware "
+            "this alone can halve throughput of CPU-bound work and stretch garbage-collection "
+            "pauses."
+        )
+        if both
+        else _(
+            "A governor other than 'performance' lets the kernel lower the CPU clock when it "
+            "thinks the machine is idle, and raise it late under load. On the same hardware "
+            "this alone can halve throughput of CPU-bound work and stretch garbage-collection "
+            "pauses. The two sides differ here, which makes it a prime suspect."
+        )
+    )
     return [
         Verdict(
             rule="cpu_governor",
+            root_cause="cpu-governor-powersave",
             severity=Severity.MEDIUM if both and ga == gb else Severity.HIGH,
             title=title,
-            explanation=(
-                "A governor other than 'performance' lets the kernel lower the CPU clock when "
-                "it thinks the machine is idle, and raise it late under load. On the same "
-                "hardware this alone can halve throughput of CPU-bound work and stretch "
-                "garbage-collection pauses."
-                + (
-                    " The two sides differ here, which makes it a prime suspect."
-                    if not both
-                    else ""
+            explanation=Phrase(explanation),
+            recommendation=Phrase(
+                _(
+                    "Set it with `cpupower frequency-set -g performance`, and make it survive "
+                    "reboots with a tuned profile (throughput-performance or "
+                    "latency-performance). Add an alert on the governor (node_exporter exports "
+                    "node_cpu_scaling_governor) so that it cannot come back unseen."
                 )
-            ),
-            recommendation=(
-                "Set it with `cpupower frequency-set -g performance`, and make it survive "
-                "reboots with a tuned profile (throughput-performance or latency-performance). "
-                "Add an alert on the governor (node_exporter exports "
-                "node_cpu_scaling_governor) so that it cannot come back unseen."
             ),
             side_a=show(a.get("cpu.governors") if ga == "mixed" else ga),
             side_b=show(b.get("cpu.governors") if gb == "mixed" else gb),
@@ -60,14 +78,19 @@ def clock_at_minimum(a: dict, b: dict) -> list[Verdict]:
     return [
         Verdict(
             rule="cpu_clock_at_minimum",
+            root_cause="cpu-governor-powersave",
             severity=Severity.MEDIUM,
-            title=f"CPU clock sits near its minimum on side {slow[0]}",
-            explanation=(
-                "The current frequency is close to the lowest the CPU can run at, while the "
-                "other side runs faster. With a power-saving governor, or power limits in the "
-                "firmware, the cores stay slow."
+            title=Phrase(_("CPU clock sits near its minimum on side %(side)s"), side=slow[0]),
+            explanation=Phrase(
+                _(
+                    "The current frequency is close to the lowest the CPU can run at, while the "
+                    "other side runs faster. With a power-saving governor, or power limits in "
+                    "the firmware, the cores stay slow."
+                )
             ),
-            recommendation="Check the governor and the BIOS power profile (set it to performance).",
+            recommendation=Phrase(
+                _("Check the governor and the BIOS power profile (set it to performance).")
+            ),
             side_a=f"{show(a.get('cpu.mhz.current'))} MHz (min {show(a.get('cpu.mhz.min'))})",
             side_b=f"{show(b.get('cpu.mhz.current'))} MHz (min {show(b.get('cpu.mhz.min'))})",
         )
@@ -78,11 +101,16 @@ cpu_boost = simple_rule(
     "cpu.boost",
     "cpu_boost",
     Severity.MEDIUM,
-    "CPU turbo boost differs",
-    "With boost off, cores stay at their base clock: single-threaded and latency-bound work "
-    "runs slower by the ratio of boost to base frequency.",
-    "Enable boost in the BIOS or through /sys/devices/system/cpu/cpufreq/boost "
-    "(intel_pstate/no_turbo on Intel), unless predictable clocks matter more here.",
+    _("CPU turbo boost differs"),
+    _(
+        "With boost off, cores stay at their base clock: single-threaded and latency-bound work "
+        "runs slower by the ratio of boost to base frequency."
+    ),
+    _(
+        "Enable boost in the BIOS or through /sys/devices/system/cpu/cpufreq/boost "
+        "(intel_pstate/no_turbo on Intel), unless predictable clocks matter more here."
+    ),
+    root_cause="cpu-governor-powersave",
 )
 
 
@@ -102,15 +130,21 @@ def cpu_model(a: dict, b: dict) -> list[Verdict]:
     return [
         Verdict(
             rule="cpu_model",
+            root_cause="cpu-model-mismatch",
             severity=Severity.HIGH,
-            title="CPU models differ",
-            explanation=(
-                "The same instance type or size can come with different CPU generations; a "
-                "5-20 % spread between 'identical' machines is common, more for older models."
+            title=Phrase(_("CPU models differ")),
+            explanation=Phrase(
+                _(
+                    "The same instance type or size can come with different CPU generations; a "
+                    "spread of 5 to 20 percent between 'identical' machines is common, more for "
+                    "older models."
+                )
             ),
-            recommendation=(
-                "Pin the instance family or hardware model, and check it when machines are "
-                "provisioned."
+            recommendation=Phrase(
+                _(
+                    "Pin the instance family or hardware model, and check it when machines are "
+                    "provisioned."
+                )
             ),
             side_a=_cpu_summary(a),
             side_b=_cpu_summary(b),
@@ -136,13 +170,18 @@ def microcode(a: dict, b: dict) -> list[Verdict]:
     return [
         Verdict(
             rule="microcode",
+            root_cause="cpu-model-mismatch",
             severity=Severity.LOW,
-            title="CPU microcode versions differ on the same CPU model",
-            explanation=(
-                "Microcode updates change which vulnerability mitigations the CPU offers and "
-                "can change performance of branch-heavy and syscall-heavy work."
+            title=Phrase(_("CPU microcode versions differ on the same CPU model")),
+            explanation=Phrase(
+                _(
+                    "Microcode updates change which vulnerability mitigations the CPU offers "
+                    "and can change performance of branch-heavy and syscall-heavy work."
+                )
             ),
-            recommendation="Update the microcode (intel-microcode / amd64-microcode, or the BIOS).",
+            recommendation=Phrase(
+                _("Update the microcode (intel-microcode / amd64-microcode, or the BIOS).")
+            ),
             side_a=show(a["cpu.microcode"]),
             side_b=show(b["cpu.microcode"]),
         )
@@ -163,12 +202,16 @@ def cpu_topology(a: dict, b: dict) -> list[Verdict]:
         Verdict(
             rule="cpu_topology",
             severity=Severity.MEDIUM,
-            title="The same number of CPUs is laid out differently",
-            explanation=(
-                "Sockets, cores and hyper-threads are not equal: two threads of one core share "
-                "its execution units, and CPUs on two sockets share no cache."
+            title=Phrase(_("The same number of CPUs is laid out differently")),
+            explanation=Phrase(
+                _(
+                    "Sockets, cores and hyper-threads are not equal: two threads of one core "
+                    "share its execution units, and CPUs on two sockets share no cache."
+                )
             ),
-            recommendation="Compare like for like, or pin the service to one socket's cores.",
+            recommendation=Phrase(
+                _("Compare like for like, or pin the service to one socket's cores.")
+            ),
             side_a=layout(a),
             side_b=layout(b),
         )
@@ -182,13 +225,18 @@ def frequency_cap(a: dict, b: dict) -> list[Verdict]:
     return [
         Verdict(
             rule="frequency_cap",
+            root_cause="cpu-governor-powersave",
             severity=Severity.MEDIUM,
-            title="The highest allowed CPU frequency differs on the same CPU model",
-            explanation=(
-                "scaling_max_freq caps the clock below what the CPU can do: a power or thermal "
-                "policy, or a hand-made setting, slows one side."
+            title=Phrase(_("The highest allowed CPU frequency differs on the same CPU model")),
+            explanation=Phrase(
+                _(
+                    "scaling_max_freq caps the clock below what the CPU can do: a power or "
+                    "thermal policy, or a hand-made setting, slows one side."
+                )
             ),
-            recommendation="Compare cpupower frequency-info on both sides and lift the cap.",
+            recommendation=Phrase(
+                _("Compare cpupower frequency-info on both sides and lift the cap.")
+            ),
             side_a=f"{show(a['cpu.mhz.scaling_max'])} MHz",
             side_b=f"{show(b['cpu.mhz.scaling_max'])} MHz",
         )
@@ -199,37 +247,44 @@ cpu_count = simple_rule(
     "cpu.count",
     "cpu_count",
     Severity.MEDIUM,
-    "The sides have different numbers of CPUs",
-    "More CPUs are not always faster: an application that does not scale to them spends the "
-    "extra cores on lock contention (futex, spin-unlock hot in profiles) and runs thousands "
-    "of threads, and can be slower on the bigger machine.",
-    "Compare like for like, or right-size the bigger side (fewer vCPUs, or CPU pinning).",
+    _("The sides have different numbers of CPUs"),
+    _(
+        "More CPUs are not always faster: an application that does not scale to them spends the "
+        "extra cores on lock contention (futex, spin-unlock hot in profiles) and runs thousands "
+        "of threads, and can be slower on the bigger machine."
+    ),
+    _("Compare like for like, or right-size the bigger side (fewer vCPUs, or CPU pinning)."),
+    root_cause="too-many-vcpus",
 )
 scaling_driver = simple_rule(
     "cpu.scaling_driver",
     "scaling_driver",
     Severity.LOW,
-    "CPU frequency scaling drivers differ",
-    "intel_pstate and acpi-cpufreq (or a hypervisor's driver) pick frequencies differently, "
-    "even with the same governor.",
-    "Compare `cpupower frequency-info` on both sides.",
+    _("CPU frequency scaling drivers differ"),
+    _(
+        "intel_pstate and acpi-cpufreq (or a hypervisor's driver) pick frequencies differently, "
+        "even with the same governor."
+    ),
+    _("Compare `cpupower frequency-info` on both sides."),
     also_covers=("cpu.intel_pstate",),
+    root_cause="cpu-governor-powersave",
 )
 smt = simple_rule(
     "cpu.smt",
     "smt",
     Severity.MEDIUM,
-    "Simultaneous multithreading is set differently",
-    "With SMT off, each core runs one thread: fewer logical CPUs, but no sibling contention.",
-    "Align SMT on both sides before comparing.",
+    _("Simultaneous multithreading is set differently"),
+    _("With SMT off, each core runs one thread: fewer logical CPUs, but no sibling contention."),
+    _("Align SMT on both sides before comparing."),
 )
 idle_driver = simple_rule(
     "cpu.idle_driver",
     "idle_driver",
     Severity.LOW,
-    "CPU idle drivers differ",
-    "Deep idle states save power but take longer to wake from, adding latency to bursts.",
-    "Compare the C-states allowed (intel_idle.max_cstate, processor.max_cstate).",
+    _("CPU idle drivers differ"),
+    _("Deep idle states save power but take longer to wake from, adding latency to bursts."),
+    _("Compare the C-states allowed (intel_idle.max_cstate, processor.max_cstate)."),
+    root_cause="cpu-governor-powersave",
 )
 
 
@@ -244,16 +299,22 @@ def vulnerabilities(a: dict, b: dict) -> list[Verdict]:
     return [
         Verdict(
             rule="vulnerabilities",
+            root_cause="cpu-vulnerability-mitigations",
             severity=Severity.MEDIUM,
-            title=f"CPU vulnerability mitigations differ ({names})",
-            explanation=(
-                "The kernels report different states for these CPU vulnerabilities: one side "
-                "pays for a mitigation the other does not (or its CPU is not affected). "
-                "Mitigations slow system calls, context switches and small-packet networking."
+            title=Phrase(_("CPU vulnerability mitigations differ (%(names)s)"), names=names),
+            explanation=Phrase(
+                _(
+                    "The kernels report different states for these CPU vulnerabilities: one "
+                    "side pays for a mitigation the other does not (or its CPU is not "
+                    "affected). Mitigations slow system calls, context switches and "
+                    "small-packet networking."
+                )
             ),
-            recommendation=(
-                "Compare /sys/devices/system/cpu/vulnerabilities on both sides and the kernel "
-                "command line; align kernel and microcode."
+            recommendation=Phrase(
+                _(
+                    "Compare /sys/devices/system/cpu/vulnerabilities on both sides and the "
+                    "kernel command line; align kernel and microcode."
+                )
             ),
             side_a="\n".join(f"{k.rsplit('.', 1)[1]}: {a.get(k, 'not reported')}" for k in keys),
             side_b="\n".join(f"{k.rsplit('.', 1)[1]}: {b.get(k, 'not reported')}" for k in keys),

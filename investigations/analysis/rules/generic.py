@@ -1,30 +1,38 @@
 """The generic rule: a finding for each difference that no named rule explains."""
 
-import fnmatch
+from django.utils.translation import gettext_noop as _
 
-from investigations.analysis.diff import DIFFERS, diff_facts
+from collectors.catalog import CATEGORY_ORDER, category_of, glob_matcher, is_volatile
+from collectors.phrase import Phrase
+from investigations.analysis.diff import values_equal
 from investigations.analysis.rules.base import Verdict, show
 from investigations.analysis.rules.named import RULES
 from investigations.choices import FindingSeverity as Severity
 
-
-def _covered(key: str) -> bool:
-    return any(fnmatch.fnmatchcase(key, cover) for function in RULES for cover in function.covers)
+_covered = glob_matcher([cover for function in RULES for cover in function.covers])
 
 
 def generic_differences(a: dict, b: dict) -> list[Verdict]:
-    """Every other non-volatile difference, one finding each, below the named ones."""
+    """Every other non-volatile difference, one finding each, below the named ones (in the
+    order the diff shows them)."""
+    keys = [
+        key
+        for key in a.keys() & b.keys()
+        if not _covered(key) and not is_volatile(key) and not values_equal(key, a[key], b[key])
+    ]
+    keys.sort(key=lambda key: (CATEGORY_ORDER.index(category_of(key)), key))
     return [
         Verdict(
             rule="fact_differs",
-            subject=row.key,
+            subject=key,
             severity=Severity.INFO,
-            title=f"{row.key} differs",
-            explanation="No named rule covers this fact, but the two sides disagree on it.",
-            recommendation="Check whether the difference is intended.",
-            side_a=show(row.a),
-            side_b=show(row.b),
+            title=Phrase(_("%(fact)s differs"), fact=key),
+            explanation=Phrase(
+                _("No named rule covers this fact, but the two sides disagree on it.")
+            ),
+            recommendation=Phrase(_("Check whether the difference is intended.")),
+            side_a=show(a[key]),
+            side_b=show(b[key]),
         )
-        for row in diff_facts(a, b)
-        if row.kind == DIFFERS and not _covered(row.key)
+        for key in keys
     ]

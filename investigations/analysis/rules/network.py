@@ -1,5 +1,8 @@
 """Rules about the network interfaces."""
 
+from django.utils.translation import gettext_noop as _
+
+from collectors.phrase import Phrase
 from investigations.analysis.rules.base import Verdict, rule
 from investigations.choices import FindingSeverity as Severity
 
@@ -26,14 +29,19 @@ def nic_queues(a: dict, b: dict) -> list[Verdict]:
         Verdict(
             rule="nic_queues",
             severity=Severity.MEDIUM,
-            title="Network interfaces have different numbers of queues",
-            explanation=(
-                "With fewer receive and transmit queues, packet processing lands on fewer "
-                "cores; at high packet rates one core saturates in softirq while others idle."
+            title=Phrase(_("Network interfaces have different numbers of queues")),
+            explanation=Phrase(
+                _(
+                    "With fewer receive and transmit queues, packet processing lands on fewer "
+                    "cores; at high packet rates one core saturates in softirq while others "
+                    "idle."
+                )
             ),
-            recommendation=(
-                "Compare `ethtool -l`, raise the channel count (`ethtool -L <if> combined N`) "
-                "and check IRQ affinity (irqbalance)."
+            recommendation=Phrase(
+                _(
+                    "Compare `ethtool -l`, raise the channel count (`ethtool -L <if> combined "
+                    "N`) and check IRQ affinity (irqbalance)."
+                )
             ),
             side_a=", ".join(f"{n}: rx {q[0]}, tx {q[1]}" for n, q in sorted(qa.items())),
             side_b=", ".join(f"{n}: rx {q[0]}, tx {q[1]}" for n, q in sorted(qb.items())),

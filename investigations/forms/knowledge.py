@@ -1,0 +1,85 @@
+"""The form of a knowledge-base entry: every text in English and, beside it, in Chinese."""
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from investigations.choices import RootCauseCategory
+from investigations.models.knowledge import BILINGUAL
+from investigations.services.knowledge import EDITABLE, TEXT_FIELDS
+
+LABELS = {
+    "title": _("Title"),
+    "symptoms": _("Symptoms"),
+    "detection": _("How to detect it"),
+    "fix": _("Fix"),
+    "verification": _("How to verify the fix"),
+    "monitoring": _("Monitoring that would have caught it"),
+}
+HELP = {
+    "symptoms": _("How it shows: what is slower, by how much, under what load."),
+    "detection": _(
+        "Where to look on a host: files, commands, metrics. Wrap commands in `backticks`."
+    ),
+    "fix": _("What to change, and how to make it survive a reboot."),
+    "verification": _("How to prove the fix worked, e.g. the same ladder again."),
+    "monitoring": _("The metric or alert that would have caught it before users did."),
+}
+
+
+class RootCauseForm(forms.Form):
+    category = forms.ChoiceField(
+        choices=RootCauseCategory.choices, initial=RootCauseCategory.OTHER, label=_("Category")
+    )
+    references = forms.CharField(
+        required=False,
+        label=_("References"),
+        help_text=_("Links or citations, one a line."),
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+
+    def __init__(self, *args, teams=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in BILINGUAL:
+            english, chinese = LABELS[name], _("%(label)s (Chinese)") % {"label": LABELS[name]}
+            if name == "title":
+                widgets = (
+                    forms.TextInput(attrs={"autofocus": True}),
+                    forms.TextInput(attrs={"lang": "zh-Hans"}),
+                )
+            else:
+                widgets = (
+                    forms.Textarea(attrs={"rows": 6}),
+                    forms.Textarea(attrs={"rows": 6, "lang": "zh-Hans"}),
+                )
+            self.fields[name] = forms.CharField(
+                required=name == "title",
+                strip=False,
+                label=english,
+                help_text=HELP.get(name, ""),
+                widget=widgets[0],
+            )
+            self.fields[f"{name}_zh"] = forms.CharField(
+                required=False, strip=False, label=chinese, widget=widgets[1]
+            )
+        # The browser stops at the limits the service enforces (investigations/limits.py).
+        for name, limit in TEXT_FIELDS.items():
+            self.fields[name].widget.attrs["maxlength"] = limit
+        if teams is not None:
+            # Asked only of someone who writes for more than one team.
+            self.fields["team"] = forms.ModelChoiceField(
+                queryset=teams, empty_label=None, label=_("Written by the team")
+            )
+        self.order_fields(["team", "category"])
+
+    def pairs(self) -> list[tuple]:
+        """The texts as (English field, Chinese field) rows, for the side-by-side layout."""
+        return [(self[name], self[f"{name}_zh"]) for name in BILINGUAL]
+
+    def service_fields(self) -> dict:
+        """The cleaned values as root_cause_create/update take them."""
+        return {name: self.cleaned_data[name] for name in EDITABLE}
+
+
+def references_text(references: list[str]) -> str:
+    """The references as the form shows them: one a line."""
+    return "\n".join(references)

@@ -1,0 +1,21 @@
+"""The form of CPU profiles imported from files."""
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from investigations.choices import ProfileFormat
+from investigations.forms.ladder_imports import MultipleFileField
+
+
+class ProfileImportForm(forms.Form):
+    prefix = "profile"
+
+    side = forms.ChoiceField(choices=[("a", "A"), ("b", "B")], label=_("Side"))
+    format = forms.ChoiceField(choices=ProfileFormat.choices, label=_("Format"))
+    file = MultipleFileField(
+        label=_("Files"),
+        help_text=_("perf script output, or folded stacks: one profile a file."),
+    )
+
+    def files_read(self) -> list[tuple[str, bytes]]:
+        return [(upload.name, upload.read()) for upload in self.cleaned_data["file"]]

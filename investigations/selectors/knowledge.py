@@ -1,0 +1,77 @@
+"""Reads of the knowledge base: its entries (shared by every team), where an entry was
+confirmed and which findings point to it (only in the reader's teams), and the search over
+entries and over the reader's own investigations."""
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import QuerySet
+
+from investigations.models import CaseRootCause, Finding, Investigation, RootCause
+from investigations.selectors.search import search_scores
+from investigations.services.search import INVESTIGATION, ROOT_CAUSE
+
+# The knowledge base holds tens to a few hundred entries: rank them all.
+MAX_ENTRIES = 500
+MAX_INVESTIGATIONS = 50
+
+
+def root_causes_list(*, q: str | None = None, category: str | None = None) -> list | QuerySet:
+    """The entries with their team, best match first with `.score` set when searched (`q`),
+    else by category and title (a queryset). `category` narrows either."""
+    entries = RootCause.objects.select_related("team")
+    if category:
+        entries = entries.filter(category=category)
+    if not (q or "").strip():
+        return entries.order_by("category", "title", "pk")
+    among = entries.values_list("pk", flat=True) if category else None
+    ranked = search_scores(kind=ROOT_CAUSE, query=q, among=among, limit=MAX_ENTRIES)
+    rows = entries.in_bulk([pk for pk, _ in ranked])
+    found = []
+    for pk, score in ranked:
+        if pk in rows:
+            rows[pk].score = score
+            found.append(rows[pk])
+    return found
+
+
+def root_cause_get(*, pk: int) -> RootCause | None:
+    """The entry with this id, or None (with its team)."""
+    return RootCause.objects.select_related("team").filter(pk=pk).first()
+
+
+def root_cause_cases(*, root_cause: RootCause, user: AbstractBaseUser) -> QuerySet[CaseRootCause]:
+    """Where the entry was confirmed, among the investigations of the user's teams only (a
+    foreign case is not even counted), newest first, with the investigation loaded."""
+    return (
+        CaseRootCause.objects.filter(
+            root_cause=root_cause, investigation__team__memberships__user=user
+        )
+        .select_related("investigation")
+        .order_by("-confirmed_at", "-pk")
+    )
+
+
+def root_cause_findings(*, root_cause: RootCause, user: AbstractBaseUser) -> QuerySet[Finding]:
+    """The findings whose rule points to the entry, in the user's teams' investigations only,
+    with their investigation loaded."""
+    return (
+        Finding.objects.filter(root_cause=root_cause, investigation__team__memberships__user=user)
+        .select_related("investigation")
+        .order_by("investigation_id", "status", "-last_seen_at")
+    )
+
+
+def search_investigations(
+    *, user: AbstractBaseUser, q: str, limit: int = MAX_INVESTIGATIONS
+) -> list[Investigation]:
+    """The user's teams' investigations that match `q`, best first, each with `.score`."""
+    if not (q or "").strip():
+        return []
+    mine = Investigation.objects.filter(team__memberships__user=user).values_list("pk", flat=True)
+    ranked = search_scores(kind=INVESTIGATION, query=q, among=mine, limit=limit)
+    rows = Investigation.objects.select_related("team").in_bulk([pk for pk, _ in ranked])
+    found = []
+    for pk, score in ranked:
+        if pk in rows:
+            rows[pk].score = score
+            found.append(rows[pk])
+    return found

@@ -1,0 +1,200 @@
+"""CPU profiles: a target's folded profile kept (or a file made elsewhere imported), then the
+rules re-run over every pair's newest profiles and the checklist's profiling step told."""
+
+import gzip
+import json
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
+
+from collectors.phrase import Phrase
+from collectors.profile import ProfileCheck, ProfileRequest
+from collectors.stacks import (
+    FoldedProfile,
+    fold_perf_script,
+    parse_async_profiler,
+    parse_folded,
+    parse_py_spy,
+)
+from investigations.analysis.profile_rules import evaluate_profiles
+from investigations.choices import EventKind, ProfileFormat
+from investigations.models import CollectionTarget, Host, Investigation, Profile
+from investigations.phrases import message_of
+from investigations.selectors.profiles import profile_pairs
+from investigations.services.checklist import checklist_evidence, checklist_refresh
+from investigations.services.collections import artifact_store, target_succeed
+from investigations.services.findings import PairVerdicts, findings_record
+from investigations.services.timeline import label_phrase, timeline_event_log
+
+MAX_IMPORT_BYTES = 200 * 1024 * 1024
+MAX_IMPORT_FILES = 10
+PARSERS = {
+    ProfileFormat.PERF_SCRIPT: lambda data: fold_perf_script(data, kernel=True, jit=True),
+    ProfileFormat.FOLDED: parse_folded,
+    ProfileFormat.ASYNC_PROFILER: parse_async_profiler,
+    ProfileFormat.PY_SPY: parse_py_spy,
+}
+
+
+@dataclass
+class ProfileResult:
+    """What the profile plan brings back from one target."""
+
+    request: ProfileRequest
+    check: ProfileCheck
+    captured: object  # runs.capture.Captured: the raw `perf script` output
+    folded: FoldedProfile
+
+
+def _stacks_file(folded: FoldedProfile) -> ContentFile:
+    data = {"weights": folded.weights, "samples": folded.samples}
+    return ContentFile(gzip.compress(json.dumps(data).encode(), compresslevel=6))
+
+
+def _profile(folded: FoldedProfile, **fields) -> Profile:
+    profile = Profile(
+        samples=folded.total_samples,
+        weight=folded.total_weight,
+        stack_count=len(folded.weights),
+        event=folded.event or "",
+        collected_at=timezone.now(),
+        **fields,
+    )
+    profile.stacks.save(f"profile-{fields['name']}.json.gz"[:100], _stacks_file(folded), save=False)
+    profile.save()
+    return profile
+
+
+@transaction.atomic
+def profile_store(
+    *, target: CollectionTarget, result: ProfileResult, attempt: int
+) -> Profile | None:
+    """Keep a target's profile and its raw `perf script`, and finish the target; None if
+    the target is no longer under this claim."""
+    if not target_succeed(target=target, attempt=attempt):
+        return None
+    request, check = result.request, result.check
+    process = {"process": request.target, "pid": f"PID {request.target}"}.get(request.mode, "")
+    profile = _profile(
+        result.folded,
+        investigation_id=target.collection.investigation_id,
+        side=target.side,
+        host=target.host,
+        target=target,
+        format=ProfileFormat.PERF_SCRIPT,
+        name=f"{target.host.name} {process}".strip(),
+        process=process,
+        pids=list(check.pids),
+        seconds=request.seconds,
+        frequency=request.frequency,
+        call_graph=request.call_graph,
+        kernel_stacks=check.kernel_stacks,
+    )
+    artifact_store(target=target, captured=result.captured)
+    return profile
+
+
+@transaction.atomic
+def profile_import(
+    *,
+    investigation: Investigation,
+    user,
+    side_key: str,
+    format: str,
+    files: list[tuple[str, bytes]],
+    host: Host | None = None,
+) -> list[Profile]:
+    """Profiles made elsewhere, onto a side: one profile a file, all or nothing. A file that
+    does not parse is refused with its name, the line and what was expected."""
+    errors = {}
+    if side_key not in ("a", "b"):
+        errors["side"] = _("Choose side a or b.")
+    if format not in PARSERS:
+        errors["format"] = _("Choose one of: %(choices)s.") % {"choices": ", ".join(PARSERS)}
+    if not files:
+        errors["file"] = _("Choose a profile file.")
+    elif len(files) > MAX_IMPORT_FILES:
+        errors["file"] = _("At most %(count)s files at a time.") % {"count": MAX_IMPORT_FILES}
+    if host is not None and host.team_id != investigation.team_id:
+        errors["host"] = _("Choose a host of the investigation's team.")
+    if errors:
+        raise ValidationError(errors)
+    side = investigation.sides.get(key=side_key)
+    parsed = []
+    for name, content in files:
+        if len(content) > MAX_IMPORT_BYTES:
+            raise ValidationError(
+                {
+                    "file": _("%(file)s: larger than %(size)s MB.")
+                    % {"file": name, "size": MAX_IMPORT_BYTES // (1024 * 1024)}
+                }
+            )
+        try:
+            folded = PARSERS[format](content)
+        except ValueError as error:
+            raise ValidationError({"file": f"{name}: {message_of(error)}"}) from None
+        if not folded.weights:
+            raise ValidationError({"file": _("%(file)s: no stacks in the file.") % {"file": name}})
+        parsed.append((name, folded))
+    profiles = [
+        _profile(
+            folded,
+            investigation=investigation,
+            side=side,
+            host=host,
+            format=format,
+            name=name[:200],
+            created_by=user,
+        )
+        for name, folded in parsed
+    ]
+    timeline_event_log(
+        investigation=investigation,
+        kind=EventKind.COLLECTION,
+        summary=Phrase(
+            gettext_noop("Imported %(count)s %(format)s profiles onto side %(side)s: %(files)s"),
+            count=len(profiles),
+            format=label_phrase(ProfileFormat(format).label),
+            side=side_key.upper(),
+            files=", ".join(name for name, _folded in parsed),
+        ),
+        author=user,
+        details={"profiles": [profile.pk for profile in profiles]},
+    )
+    profile_refresh(investigation=investigation)
+    return profiles
+
+
+def profile_refresh(*, investigation: Investigation) -> None:
+    """What reads the profiles: the findings of every pair's newest profiles, then the
+    checklist's profiling step."""
+    pairs = profile_pairs(investigation=investigation)
+    findings_record(
+        investigation=investigation,
+        pairs=[
+            PairVerdicts(pair.key, pair.host_a, pair.host_b, evaluate_profiles(*_folded(pair)))
+            for pair in pairs
+        ],
+    )
+    checklist_refresh(investigation=investigation, keys=["profile_at_knee"])
+
+
+def _folded(pair) -> tuple[FoldedProfile, FoldedProfile]:
+    return tuple(
+        FoldedProfile(weights=data["weights"], samples=data["samples"])
+        for data in (pair.a.read_stacks(), pair.b.read_stacks())
+    )
+
+
+@checklist_evidence("profile_at_knee")
+def _profiled(investigation: Investigation) -> Phrase | None:
+    """Both sides of a pair have a CPU profile."""
+    pairs = profile_pairs(investigation=investigation)
+    if not pairs:
+        return None
+    return Phrase(gettext_noop("CPU profiles of both sides of %(count)s pairs"), count=len(pairs))

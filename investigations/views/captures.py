@@ -1,0 +1,384 @@
+"""Packet captures: the panel that starts, imports and lists them, a capture's page (its
+figures, charts, silences and connections), two captures compared, and the pcap itself."""
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import number_format
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_POST, require_safe
+
+from collectors.capture import FIGURES, SideSummary, compare
+from collectors.capture.summary import SAME_WITHIN
+from investigations.access import investigation_for_user
+from investigations.analysis.capture_charts import (
+    capture_figures,
+    connection_timeline_figure,
+    duration_text,
+)
+from investigations.choices import CaptureStatus, Role
+from investigations.forms import attach_errors
+from investigations.forms.captures import CaptureImportForm
+from investigations.models import Capture
+from investigations.runs.packets import CaptureParameters
+from investigations.selectors.captures import capture_get, capture_pairs, captures_for
+from investigations.services.captures import (
+    OVERDUE,
+    capture_import,
+)
+from investigations.views.investigations import investigation_page
+from investigations.views.pages import form_failed, form_or, query_id
+from investigations.views.panels import panel
+
+LISTED = 50
+GAPS_SHOWN = 50
+GAPS_COMPARED = 10
+CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".cap", ".dmp")
+
+# compare()'s "better" (which side), as the marks read it: from side A's point of view.
+VERDICTS = {"a": "better", "b": "worse", "same": "about equal"}
+SILENT = {"client": _("client"), "server": _("server")}
+# What the silent side sent when it spoke again (collectors.capture.aggregate.BEFORE).
+BEFORE = {
+    "request": _("a new request"),
+    "response": _("its response"),
+    "data": _("more of its data"),
+    "close": _("FIN or RST: the close"),
+    "ack": _("an ACK without data"),
+}
+ENDINGS = {
+    "open": _("still open at the end"),
+    "closed": _("closed"),
+    "evicted": _("finished early (too many connections at once)"),
+    "reused": _("its ports reused by a new connection"),
+}
+
+
+@dataclass(frozen=True)
+class CaptureRow:
+    """A capture as the panel lists it: an analysis past its deadline reads as failed
+    (the sweep writes that; a page only shows it)."""
+
+    capture: Capture
+    overdue: bool
+
+    @property
+    def status(self) -> str:
+        return CaptureStatus.FAILED if self.overdue else self.capture.status
+
+    @property
+    def status_label(self) -> str:
+        return CaptureStatus(self.status).label
+
+    @property
+    def colour(self) -> str:
+        return CaptureStatus.colour(self.status)
+
+
+def _overdue(capture: Capture) -> bool:
+    return (
+        capture.status == CaptureStatus.ANALYSING
+        and capture.deadline_at is not None
+        and capture.deadline_at < timezone.now()
+    )
+
+
+@panel(
+    name="captures",
+    title=_("Packet captures"),
+    template="investigations/_panel_captures.html",
+    order=57,
+)
+def captures_context(request: HttpRequest, investigation) -> dict:
+    rows = [CaptureRow(c, _overdue(c)) for c in captures_for(investigation=investigation)[:LISTED]]
+    analysing = sum(1 for row in rows if row.status == CaptureStatus.ANALYSING)
+    return {
+        "capture_rows": rows,
+        "capture_pairs": capture_pairs(investigation=investigation),
+        "capture_form": CaptureParameters(),
+        "capture_import_form": form_or(request, "capture_import", CaptureImportForm),
+        "captures_analysing": analysing,
+        "overdue_text": gettext(OVERDUE),
+        "heading_note": ngettext("%(count)s analysing", "%(count)s analysing", analysing)
+        % {"count": analysing}
+        if analysing
+        else "",
+    }
+
+
+def _capture_or_404(investigation, capture_id) -> Capture:
+    capture = capture_get(investigation=investigation, capture_id=capture_id)
+    if capture is None:
+        raise Http404(_("No such capture in this investigation."))
+    return capture
+
+
+# --- figures as people read them --------------------------------------------------------------
+
+
+def _number(value: float | int | None) -> str:
+    """Grouped, in the reader's locale, with as many decimals as the size calls for."""
+    if value is None:
+        return "—"
+    if isinstance(value, int) or float(value).is_integer():
+        return number_format(int(value), use_l10n=True, force_grouping=True)
+    size = abs(value)
+    decimals = 0 if size >= 100 else 1 if size >= 10 else 2 if size >= 1 else None
+    if decimals is None:  # three significant digits below 1
+        decimals = min(6, 2 - math.floor(math.log10(size)))
+    return number_format(value, decimals, use_l10n=True, force_grouping=True)
+
+
+def _figure(name: str, value) -> str:
+    if value is not None and name == "tls_resumption_ratio":
+        return f"{_number(round(value * 100, 1))} %"
+    return _number(value)
+
+
+@dataclass(frozen=True)
+class ComparedFigure:
+    label: str
+    a: str
+    b: str
+    ratio: str
+    verdict: str  # "better", "worse", "about equal" (side A's) or "" (volume, unknown)
+
+
+def _compared(a: Capture, b: Capture) -> list[ComparedFigure]:
+    return [
+        ComparedFigure(
+            label=gettext(row.label),
+            a=_figure(row.figure, row.a),
+            b=_figure(row.figure, row.b),
+            ratio=number_format(row.ratio, 2, use_l10n=True) if row.ratio is not None else "",
+            verdict=VERDICTS.get(row.better, ""),
+        )
+        for row in compare(a.analysis, b.analysis)
+    ]
+
+
+def _figures_of(capture: Capture) -> list[tuple[str, str]]:
+    summary = SideSummary.of(capture.analysis)
+    return [(gettext(f.label), _figure(f.name, getattr(summary, f.name))) for f in FIGURES]
+
+
+def _gaps(analysis: dict, limit: int) -> list[dict]:
+    """The longest silences, with who was silent and what they sent then in words."""
+    return [
+        {
+            **gap,
+            "when": datetime.fromtimestamp(gap["at"], tz=UTC) if gap.get("at") else None,
+            "ms": gap["seconds"] * 1000,
+            "silent_label": SILENT.get(gap["silent"], gap["silent"]),
+            "before_label": BEFORE.get(gap["before"], gap["before"]),
+        }
+        for gap in analysis.get("gaps", [])[:limit]
+    ]
+
+
+def _gap_kinds(analysis: dict) -> list[dict]:
+    return [
+        {
+            "silent": SILENT.get(kind["silent"], kind["silent"]),
+            "before": BEFORE.get(kind["before"], kind["before"]),
+            "count": kind["count"],
+        }
+        for kind in analysis.get("gap_kinds", [])
+    ]
+
+
+def _threshold(analysis: dict) -> str:
+    """The silence a gap is at least, as people read it (100 ms)."""
+    seconds = analysis.get("gap_threshold_s")
+    return duration_text(seconds) if seconds else ""
+
+
+def _connections(analysis: dict) -> list[dict]:
+    return [
+        {**c, "ended_label": ENDINGS.get(c.get("ended"), c.get("ended"))}
+        for c in analysis.get("top_connections", [])
+    ]
+
+
+def _chart_list(figures: dict[str, dict], prefix: str) -> list[tuple[str, str, dict]]:
+    """(the json_script id, the title, the figure) of each chart, as the template draws them
+    (static/js/perfcase.js draws each [data-chart] from the json_script it names)."""
+    return [
+        (f"{prefix}-{name}", figure["layout"]["title"]["text"], figure)
+        for name, figure in figures.items()
+    ]
+
+
+def _labels(*captures: Capture) -> dict[str, str]:
+    return {c.side.key: c.side.label for c in captures}
+
+
+def _download_name(capture: Capture) -> str:
+    name = capture.name or f"capture-{capture.pk}"
+    return name if name.lower().endswith(CAPTURE_SUFFIXES) else f"{name}.pcap"
+
+
+# --- pages --------------------------------------------------------------------------------------
+
+
+@require_safe
+@login_required
+def capture_detail(request: HttpRequest, pk: int, capture_id: int) -> HttpResponse:
+    investigation = investigation_for_user(request.user, pk)
+    capture = _capture_or_404(investigation, capture_id)
+    row = CaptureRow(capture, _overdue(capture))
+    context = {
+        "investigation": investigation,
+        "capture": capture,
+        "row": row,
+        "overdue_text": gettext(OVERDUE),
+        "download_url": reverse("capture_pcap", args=[pk, capture.pk]),
+        "download_name": _download_name(capture),
+    }
+    if row.status == CaptureStatus.READY:
+        analysis = capture.analysis
+        labels = _labels(capture)
+        side = capture.side.key
+        charts = _chart_list(capture_figures({side: analysis}, labels), "capture")
+        if capture.marks:
+            timeline = connection_timeline_figure(
+                capture.marks, analysis.get("gaps", []), side, labels
+            )
+            charts += _chart_list({"timeline": timeline}, "capture")
+        # The other side's newest analysed capture, to compare with.
+        other = (
+            captures_for(investigation=investigation)
+            .filter(status=CaptureStatus.READY)
+            .exclude(side__key=side)
+            .first()
+        )
+        compare_query = None
+        if other is not None:
+            a, b = (capture, other) if side == "a" else (other, capture)
+            compare_query = f"?a={a.pk}&b={b.pk}"
+        context.update(
+            {
+                "analysis": analysis,
+                "figures": _figures_of(capture),
+                "charts": charts,
+                "gaps": _gaps(analysis, GAPS_SHOWN),
+                "gap_kinds": _gap_kinds(analysis),
+                "connections": _connections(analysis),
+                "tls": analysis.get("tls", {}),
+                "server_ports": analysis.get("connection", {}).get("server_ports", []),
+                "guessed_ports": analysis.get("connection", {}).get("guessed_server_ports", []),
+                "decode": analysis.get("decode", {}),
+                "gap_threshold": _threshold(analysis),
+                "compare_query": compare_query,
+            }
+        )
+    return render(request, "investigations/capture_detail.html", context)
+
+
+def _pair(request: HttpRequest, investigation) -> tuple[Capture, Capture]:
+    """The two captures the query names (?a=&b=), or the newest pair's."""
+    a_id, b_id = query_id(request, "a"), query_id(request, "b")
+    if a_id is None or b_id is None:
+        pairs = capture_pairs(investigation=investigation)
+        if not pairs:
+            raise Http404(_("No pair of analysed captures to compare yet."))
+        return pairs[0].a, pairs[0].b
+    return _capture_or_404(investigation, a_id), _capture_or_404(investigation, b_id)
+
+
+@require_safe
+@login_required
+def capture_compare(request: HttpRequest, pk: int) -> HttpResponse:
+    investigation = investigation_for_user(request.user, pk)
+    a, b = _pair(request, investigation)
+    ready = a.status == CaptureStatus.READY and b.status == CaptureStatus.READY
+    context = {
+        "investigation": investigation,
+        "a": a,
+        "b": b,
+        "ready": ready,
+        "choices": [
+            c for c in captures_for(investigation=investigation) if c.status == CaptureStatus.READY
+        ],
+    }
+    if ready:
+        # Each capture keeps its own side's colour and label, whichever side it is shown as.
+        analyses = {"a": a.analysis, "b": b.analysis}
+        labels = {"a": a.side.label, "b": b.side.label}
+        charts = _chart_list(capture_figures(analyses, labels), "compare")
+        for key, capture in (("a", a), ("b", b)):
+            if capture.marks:
+                figure = connection_timeline_figure(
+                    capture.marks, capture.analysis.get("gaps", []), key, labels
+                )
+                charts += _chart_list({f"timeline-{key}": figure}, "compare")
+        context.update(
+            {
+                "rows": _compared(a, b),
+                "charts": charts,
+                "gap_sides": [
+                    ("a", _gaps(a.analysis, GAPS_COMPARED), _threshold(a.analysis)),
+                    ("b", _gaps(b.analysis, GAPS_COMPARED), _threshold(b.analysis)),
+                ],
+                "same_within": f"{SAME_WITHIN:.0%}",
+            }
+        )
+    return render(request, "investigations/capture_compare.html", context)
+
+
+@require_safe
+@login_required
+def capture_pcap(request: HttpRequest, pk: int, capture_id: int) -> FileResponse:
+    """The capture file as it was kept, for Wireshark."""
+    investigation = investigation_for_user(request.user, pk)
+    capture = _capture_or_404(investigation, capture_id)
+    try:
+        file = capture.pcap.open("rb")
+    except (OSError, ValueError):
+        raise Http404(_("The capture file is no longer stored.")) from None
+    return FileResponse(
+        file,
+        as_attachment=True,
+        filename=_download_name(capture),
+        content_type="application/vnd.tcpdump.pcap",
+    )
+
+
+@require_POST
+@login_required
+def capture_import_view(request: HttpRequest, pk: int) -> HttpResponse:
+    investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
+    form = CaptureImportForm(request.POST, request.FILES)
+    if form.is_valid():
+        side = form.cleaned_data["side"]
+        try:
+            captures = capture_import(
+                investigation=investigation,
+                user=request.user,
+                side_key=side,
+                uploads=form.cleaned_data["file"],
+            )
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            messages.success(
+                request,
+                ngettext(
+                    "Imported %(count)d capture onto side %(side)s: it is being analysed.",
+                    "Imported %(count)d captures onto side %(side)s: they are being analysed.",
+                    len(captures),
+                )
+                % {"count": len(captures), "side": side.upper()},
+            )
+            return redirect(reverse("investigation_detail", args=[pk]) + "#captures")
+    form_failed(request, capture_import=form)
+    return investigation_page(request, investigation, status=400)

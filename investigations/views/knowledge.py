@@ -1,0 +1,208 @@
+"""The knowledge base of root causes (shared by every team): the list with its search, an
+entry in the reader's language with the other beside it, the form that writes both, and the
+search over the knowledge base and the reader's own investigations."""
+
+from itertools import groupby
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_http_methods, require_safe
+
+from investigations import limits
+from investigations.choices import Role, RootCauseCategory
+from investigations.forms import attach_errors
+from investigations.forms.knowledge import LABELS, RootCauseForm, references_text
+from investigations.models.knowledge import BILINGUAL
+from investigations.selectors.knowledge import (
+    root_cause_cases,
+    root_cause_findings,
+    root_cause_get,
+    root_causes_list,
+    search_investigations,
+)
+from investigations.selectors.teams import teams_with_role
+from investigations.services.knowledge import (
+    root_cause_can_edit,
+    root_cause_can_write,
+    root_cause_create,
+    root_cause_update,
+)
+from investigations.views.pages import paginate
+
+SEARCH_ROOT_CAUSES = 10
+SEARCH_INVESTIGATIONS = 20
+FINDING_CASES = 20
+
+
+def _query(request: HttpRequest) -> str:
+    # A query longer than any title is cut, not refused: it is only ever a search.
+    return request.GET.get("q", "").replace("\x00", "").strip()[: limits.SHORT]
+
+
+def _category(request: HttpRequest) -> str:
+    category = request.GET.get("category", "")
+    return category if category in RootCauseCategory.values else ""
+
+
+def _reads_chinese() -> bool:
+    return (get_language() or "").startswith("zh")
+
+
+def _entry_or_404(pk: int):
+    root_cause = root_cause_get(pk=pk)
+    if root_cause is None:
+        raise Http404(_("No such root cause in the knowledge base."))
+    return root_cause
+
+
+@require_safe
+@login_required
+def root_cause_list(request: HttpRequest) -> HttpResponse:
+    q, category = _query(request), _category(request)
+    page = paginate(request, root_causes_list(q=q or None, category=category or None))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "investigations/root_cause_list.html",
+        {
+            "page": page,
+            "q": q,
+            "category": category,
+            "categories": RootCauseCategory.choices,
+            "query": query.urlencode(),
+            "can_write": root_cause_can_write(request.user),
+        },
+    )
+
+
+def _sections(root_cause, *, both: bool) -> list[dict]:
+    """Each text in the reader's language (the English one where no Chinese is written), and
+    the other language's where it says something else."""
+    chinese = _reads_chinese()
+    sections = []
+    for name in BILINGUAL[1:]:
+        english, zh = getattr(root_cause, name), getattr(root_cause, f"{name}_zh")
+        if chinese and zh:
+            text, lang, other, other_lang = zh, "zh-Hans", english, "en"
+        else:
+            text, lang, other, other_lang = english, "en", zh, "zh-Hans"
+        sections.append(
+            {
+                "name": name,
+                "label": LABELS[name],
+                "english": english,
+                "chinese": zh,
+                "text": text,
+                "lang": lang,
+                "other": other if other.strip() and other != text else "",
+                "other_lang": other_lang,
+                "both": both,
+            }
+        )
+    return sections
+
+
+def _findings_by_case(root_cause, user) -> tuple[int, list]:
+    """The findings that point to the entry in the user's cases: their count, and
+    [(investigation, [findings])] for the first few cases."""
+    findings = list(root_cause_findings(root_cause=root_cause, user=user))
+    grouped = [
+        (investigation, list(rows))
+        for investigation, rows in groupby(findings, key=lambda f: f.investigation)
+    ]
+    return len(findings), grouped[:FINDING_CASES]
+
+
+@require_safe
+@login_required
+def root_cause_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    root_cause = _entry_or_404(pk)
+    both = request.GET.get("both") == "1"
+    findings_count, findings_by_case = _findings_by_case(root_cause, request.user)
+    chinese = _reads_chinese()
+    return render(
+        request,
+        "investigations/root_cause_detail.html",
+        {
+            "root_cause": root_cause,
+            "title": root_cause.text("title"),
+            "other_title": root_cause.title if chinese else root_cause.title_zh,
+            "both": both,
+            "sections": _sections(root_cause, both=both),
+            "cases": list(root_cause_cases(root_cause=root_cause, user=request.user)),
+            "findings_count": findings_count,
+            "findings_by_case": findings_by_case,
+            "can_edit": root_cause_can_edit(request.user),
+        },
+    )
+
+
+def _form_page(request: HttpRequest, form, root_cause=None, *, status: int = 200) -> HttpResponse:
+    return render(
+        request,
+        "investigations/root_cause_form.html",
+        {"form": form, "root_cause": root_cause},
+        status=status,
+    )
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@login_required
+def root_cause_new(request: HttpRequest) -> HttpResponse:
+    if not root_cause_can_write(request.user):
+        raise PermissionDenied(_("Only responders and leads of a team may write root causes."))
+    teams = teams_with_role(user=request.user, roles=[Role.RESPONDER, Role.LEAD])
+    several = teams if teams.count() > 1 else None
+    form = RootCauseForm(request.POST or None, teams=several)
+    if request.method == "POST" and form.is_valid():
+        team = form.cleaned_data["team"] if several is not None else teams.first()
+        try:
+            root_cause = root_cause_create(user=request.user, team=team, **form.service_fields())
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            return redirect("root_cause_detail", pk=root_cause.pk)
+    return _form_page(request, form, status=400 if form.errors else 200)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@login_required
+def root_cause_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    root_cause = _entry_or_404(pk)
+    if not root_cause_can_edit(request.user):
+        raise PermissionDenied(_("Only the leads of a team may edit the knowledge base."))
+    initial = {
+        name: getattr(root_cause, name)
+        for name in [*BILINGUAL, *(f"{n}_zh" for n in BILINGUAL), "category"]
+    }
+    initial["references"] = references_text(root_cause.references)
+    form = RootCauseForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            root_cause_update(root_cause=root_cause, user=request.user, **form.service_fields())
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            return redirect("root_cause_detail", pk=root_cause.pk)
+    return _form_page(request, form, root_cause, status=400 if form.errors else 200)
+
+
+@require_safe
+@login_required
+def search(request: HttpRequest) -> HttpResponse:
+    """The knowledge base and the reader's own past investigations, for one query."""
+    q = _query(request)
+    root_causes = root_causes_list(q=q)[:SEARCH_ROOT_CAUSES] if q else []
+    investigations = (
+        search_investigations(user=request.user, q=q, limit=SEARCH_INVESTIGATIONS) if q else []
+    )
+    return render(
+        request,
+        "investigations/search.html",
+        {"q": q, "root_causes": root_causes, "investigations": investigations},
+    )

@@ -1,0 +1,181 @@
+"""CPU profiles: the panel that starts and lists them, a profile's flame graph, and the
+differential view of two."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_POST, require_safe
+
+from collectors.stacks import FoldedProfile, compare_profiles, function_shares
+from investigations.access import investigation_for_user
+from investigations.analysis.flame import diff_tree, flame_tree
+from investigations.choices import Role
+from investigations.forms import attach_errors
+from investigations.forms.profiles import ProfileImportForm
+from investigations.runs.profile import ProfileParameters
+from investigations.selectors.profiles import profile_get, profile_pairs, profiles_for
+from investigations.services.profiles import profile_import
+from investigations.views.investigations import investigation_page
+from investigations.views.pages import form_failed, form_or, query_id
+from investigations.views.panels import panel
+
+DEFAULT_THRESHOLD = 0.1  # percent: narrower frames are merged into "[other]"
+TOP_FUNCTIONS = 50
+DIFF_FUNCTIONS = 200
+
+
+@panel(
+    name="profiles",
+    title=_("CPU profiles"),
+    template="investigations/_panel_profiles.html",
+    order=55,
+)
+def profiles_context(request: HttpRequest, investigation) -> dict:
+    profiles = list(profiles_for(investigation=investigation)[:50])
+    return {
+        "profiles": profiles,
+        "profile_pairs": profile_pairs(investigation=investigation),
+        "profile_form": ProfileParameters(),
+        "profile_import_form": form_or(request, "profile_import", ProfileImportForm),
+        "ladders": list(investigation.ladders.all()[:20]),
+    }
+
+
+def _profile_or_404(investigation, profile_id) -> object:
+    profile = profile_get(investigation=investigation, profile_id=profile_id)
+    if profile is None:
+        raise Http404(_("No such profile in this investigation."))
+    return profile
+
+
+def _folded(profile) -> FoldedProfile:
+    data = profile.read_stacks()
+    return FoldedProfile(weights=data["weights"], samples=data["samples"])
+
+
+def _threshold(request: HttpRequest) -> float:
+    try:
+        return min(max(float(request.GET.get("threshold", DEFAULT_THRESHOLD)), 0.0), 10.0)
+    except ValueError:
+        return DEFAULT_THRESHOLD
+
+
+@require_safe
+@login_required
+def profile_detail(request: HttpRequest, pk: int, profile_id: int) -> HttpResponse:
+    investigation = investigation_for_user(request.user, pk)
+    profile = _profile_or_404(investigation, profile_id)
+    artifact = profile.target.artifacts.first() if profile.target_id else None
+    return render(
+        request,
+        "investigations/profile_detail.html",
+        {
+            "investigation": investigation,
+            "profile": profile,
+            "flame_url": reverse("profile_flame", args=[pk, profile.pk]),
+            "folded_url": reverse("profile_folded", args=[pk, profile.pk]),
+            "raw_url": reverse("artifact_download", args=[artifact.pk]) if artifact else None,
+            "diff_choices": [p for p in profiles_for(investigation=investigation) if p != profile],
+            "diff_url": reverse("profile_diff", args=[pk]),
+            "functions": function_shares(_folded(profile))[:TOP_FUNCTIONS],
+        },
+    )
+
+
+@require_safe
+@login_required
+def profile_flame(request: HttpRequest, pk: int, profile_id: int) -> JsonResponse:
+    investigation = investigation_for_user(request.user, pk)
+    data = _profile_or_404(investigation, profile_id).read_stacks()
+    return JsonResponse(flame_tree(data["weights"], data["samples"], threshold=_threshold(request)))
+
+
+@require_safe
+@login_required
+def profile_folded(request: HttpRequest, pk: int, profile_id: int) -> HttpResponse:
+    """The folded stacks as flamegraph.pl and speedscope read them."""
+    investigation = investigation_for_user(request.user, pk)
+    profile = _profile_or_404(investigation, profile_id)
+    response = HttpResponse(_folded(profile).text(), content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="profile-{profile.pk}.folded.txt"'
+    return response
+
+
+def _pair(request: HttpRequest, investigation):
+    """The two profiles the query names (?a=&b=), or the newest pair's."""
+    a_id, b_id = query_id(request, "a"), query_id(request, "b")
+    if a_id is None or b_id is None:
+        pairs = profile_pairs(investigation=investigation)
+        if not pairs:
+            raise Http404(_("No pair of profiles to compare yet."))
+        return pairs[0].a, pairs[0].b
+    return _profile_or_404(investigation, a_id), _profile_or_404(investigation, b_id)
+
+
+def _view_options(request: HttpRequest) -> dict:
+    shape = request.GET.get("shape", "both")
+    measure = request.GET.get("measure", "total")
+    return {
+        "threshold": _threshold(request),
+        "shape": shape if shape in ("a", "b", "both") else "both",
+        "measure": measure if measure in ("total", "self") else "total",
+    }
+
+
+@require_safe
+@login_required
+def profile_diff(request: HttpRequest, pk: int) -> HttpResponse:
+    investigation = investigation_for_user(request.user, pk)
+    a, b = _pair(request, investigation)
+    options = _view_options(request)
+    query = f"?a={a.pk}&b={b.pk}"
+    return render(
+        request,
+        "investigations/profile_diff.html",
+        {
+            "investigation": investigation,
+            "a": a,
+            "b": b,
+            "diff_flame_url": reverse("profile_diff_flame", args=[pk]) + query,
+            "functions": compare_profiles(_folded(a), _folded(b))[:DIFF_FUNCTIONS],
+            "choices": list(profiles_for(investigation=investigation)),
+            **options,
+        },
+    )
+
+
+@require_safe
+@login_required
+def profile_diff_flame(request: HttpRequest, pk: int) -> JsonResponse:
+    investigation = investigation_for_user(request.user, pk)
+    a, b = _pair(request, investigation)
+    return JsonResponse(
+        diff_tree(a.read_stacks()["weights"], b.read_stacks()["weights"], **_view_options(request))
+    )
+
+
+@require_POST
+@login_required
+def profile_import_view(request: HttpRequest, pk: int) -> HttpResponse:
+    investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
+    form = ProfileImportForm(request.POST, request.FILES)
+    if form.is_valid():
+        try:
+            profile_import(
+                investigation=investigation,
+                user=request.user,
+                side_key=form.cleaned_data["side"],
+                format=form.cleaned_data["format"],
+                files=form.files_read(),
+            )
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            messages.success(request, _("Profiles imported."))
+            return redirect(reverse("investigation_detail", args=[pk]) + "#profiles")
+    form_failed(request, profile_import=form)
+    return investigation_page(request, investigation, status=400)

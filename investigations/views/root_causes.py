@@ -1,0 +1,119 @@
+"""A case's root causes: the panel that shows those confirmed (with their evidence), those
+its findings point to, and the form that confirms one; confirming and withdrawing."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_POST
+
+from investigations.access import investigation_for_user
+from investigations.choices import EvidenceKind, Role
+from investigations.forms import attach_errors
+from investigations.forms.root_causes import CaseRootCauseForm
+from investigations.models import RootCause
+from investigations.selectors.root_causes import (
+    case_root_causes,
+    offered_evidence,
+    pointed_root_causes,
+)
+from investigations.services.knowledge import (
+    case_root_cause_confirm,
+    case_root_cause_remove,
+    root_cause_create,
+)
+from investigations.views.investigations import investigation_page
+from investigations.views.pages import form_failed, form_or
+from investigations.views.panels import panel
+
+
+@panel(
+    name="root_cause",
+    title=_("Root cause"),
+    template="investigations/_panel_root_cause.html",
+    order=75,
+)
+def root_cause_context(request: HttpRequest, investigation) -> dict:
+    offered = offered_evidence(investigation=investigation)
+    confirmed = case_root_causes(investigation=investigation)
+    return {
+        "confirmed_causes": confirmed,
+        "pointed_causes": pointed_root_causes(investigation=investigation),
+        "cause_form": form_or(request, "cause", lambda: CaseRootCauseForm(offered=offered)),
+        "evidence_kinds": EvidenceKind,
+        "heading_note": ", ".join(c.root_cause.local_title for c in confirmed),
+    }
+
+
+def _to_panel(investigation) -> HttpResponse:
+    return redirect(reverse("investigation_detail", args=[investigation.pk]) + "#root_cause")
+
+
+@require_POST
+@login_required
+def case_root_cause_new(request: HttpRequest, pk: int) -> HttpResponse:
+    """Confirm a root cause: an entry of the knowledge base, or a new one written here."""
+    investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
+    form = CaseRootCauseForm(request.POST, offered=offered_evidence(investigation=investigation))
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            with transaction.atomic():
+                entry = data["root_cause"] or root_cause_create(
+                    user=request.user,
+                    team=investigation.team,
+                    title=data["new_title"],
+                    title_zh=data["new_title_zh"],
+                    category=data["new_category"],
+                )
+                case_root_cause_confirm(
+                    investigation=investigation,
+                    user=request.user,
+                    root_cause=entry,
+                    evidence=form.evidence_items(),
+                    fix=data["fix"],
+                )
+        except ValidationError as error:
+            attach_errors(form, error)
+        else:
+            messages.success(
+                request, gettext("Root cause confirmed: %(title)s") % {"title": entry.local_title}
+            )
+            return _to_panel(investigation)
+    form_failed(request, cause=form)
+    return investigation_page(request, investigation, status=400)
+
+
+@require_POST
+@login_required
+def case_root_cause_propose(request: HttpRequest, pk: int, root_cause_id: int) -> HttpResponse:
+    """Confirm the entry the case's findings point to, those findings as its evidence."""
+    investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
+    entry = get_object_or_404(RootCause, pk=root_cause_id)
+    findings = investigation.findings.filter(root_cause=entry).exclude(status="dismissed")
+    case_root_cause_confirm(
+        investigation=investigation,
+        user=request.user,
+        root_cause=entry,
+        evidence=[
+            {"kind": EvidenceKind.FINDING, "id": pk} for pk in findings.values_list("pk", flat=True)
+        ],
+    )
+    messages.success(
+        request, gettext("Root cause confirmed: %(title)s") % {"title": entry.local_title}
+    )
+    return _to_panel(investigation)
+
+
+@require_POST
+@login_required
+def case_root_cause_withdraw(request: HttpRequest, pk: int, root_cause_id: int) -> HttpResponse:
+    investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
+    entry = get_object_or_404(RootCause, pk=root_cause_id)
+    case_root_cause_remove(investigation=investigation, user=request.user, root_cause=entry)
+    return _to_panel(investigation)

@@ -2,6 +2,7 @@ from django.urls import path
 
 from investigations.views import (
     accounts,
+    baselines,
     captures,
     checklist,
     collections,
@@ -61,6 +62,17 @@ urlpatterns = [
         name="collection_new",
     ),
     path("investigations/<int:pk>/facts/diff/", collections.facts_diff, name="facts_diff"),
+    path("investigations/<int:pk>/baseline/", baselines.baseline_page, name="baseline_page"),
+    path(
+        "investigations/<int:pk>/baseline.<str:format>",
+        baselines.baseline_export_view,
+        name="baseline_export",
+    ),
+    path(
+        "investigations/<int:pk>/baseline/import/",
+        baselines.baseline_import_view,
+        name="baseline_import",
+    ),
     path("collections/<int:pk>/", collections.collection_status, name="collection_status"),
     path(
         "collections/<int:pk>/cancel/",

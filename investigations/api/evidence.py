@@ -27,7 +27,9 @@ class CollectionIn(Schema):
     (investigations/runs/<kind>.py). facts: `service` (a process name or PID whose limits to
     record), `paths` (whose mount options to record). profile: `seconds` (10, at most 120),
     `frequency` (99 Hz), `process` (a command name as pgrep -x matches it) or `pid` (neither:
-    every CPU), `call_graph` (fp or dwarf), `ladder` and `step` (a step number or "knee")."""
+    every CPU), `call_graph` (fp or dwarf), `ladder` and `step` (a step number or "knee").
+    baseline: `suite` (groups: compute, memory, disk, network; default all), `repeat` (3),
+    `seconds` (5 a timed benchmark), `scratch_dir` (/var/tmp), `file_mb` (256)."""
 
     model_config = ConfigDict(extra="allow")
 

@@ -59,6 +59,7 @@ def imports_router() -> Router:
         file: File[list[UploadedFile]],
         ladder: Form[Id | None] = None,
         load: Form[float | None] = None,
+        role: Form[Text | None] = None,
     ):
         investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
         kind = IMPORTERS.get(format)
@@ -72,7 +73,7 @@ def imports_router() -> Router:
             side=side,
             format=format,
             files=file,
-            options={"ladder": ladder, "load": load},
+            options={"ladder": ladder, "load": load, "role": role or ""},
         )
         return Status(201, body)
 
@@ -80,7 +81,7 @@ def imports_router() -> Router:
         [
             "Evidence made elsewhere, onto a side. Multipart: side (a or b), format, file "
             "(repeat it for several where the format allows); optional: ladder and load "
-            "(load results only)."
+            "(load results only), role (baseline results)."
         ]
         + [f"{', '.join(kind.formats)}: {kind.summary}" for kind in kinds]
     )

@@ -128,6 +128,7 @@ def _unauthorised(request, exc: AuthenticationError):
 
 from investigations.api import (  # noqa: E402
     accounts,
+    baselines,
     captures,
     evidence,
     inventory,
@@ -152,5 +153,6 @@ api.add_router("", captures.router)
 api.add_router("", knowledge.router)
 api.add_router("", similar.router)
 api.add_router("", postmortem.router)
+api.add_router("", baselines.router)
 # Last: every kind above has registered the formats it imports.
 api.add_router("", imports_router())

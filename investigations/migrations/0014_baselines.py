@@ -6,47 +6,116 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('investigations', '0013_root_causes'),
+        ("investigations", "0013_root_causes"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='collection',
-            name='cancel_requested_at',
+            model_name="collection",
+            name="cancel_requested_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AlterField(
-            model_name='collection',
-            name='kind',
-            field=models.CharField(choices=[('facts', 'Host facts'), ('profile', 'CPU profile'), ('capture', 'Packet capture'), ('baseline', 'Baseline pack')], max_length=20),
+            model_name="collection",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("facts", "Host facts"),
+                    ("profile", "CPU profile"),
+                    ("capture", "Packet capture"),
+                    ("baseline", "Baseline pack"),
+                ],
+                max_length=20,
+            ),
         ),
         migrations.CreateModel(
-            name='BaselineResult',
+            name="BaselineResult",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(blank=True, max_length=20)),
-                ('benchmark', models.CharField(max_length=40)),
-                ('metric', models.CharField(max_length=40)),
-                ('status', models.CharField(choices=[('measured', 'measured'), ('not_installed', 'not installed'), ('not_measured', 'not measured'), ('failed', 'failed')], default='measured', max_length=20)),
-                ('values', models.JSONField(blank=True, default=list)),
-                ('median', models.FloatField(blank=True, null=True)),
-                ('spread', models.FloatField(blank=True, null=True)),
-                ('note', models.TextField(blank=True)),
-                ('phrases', models.JSONField(blank=True, default=dict)),
-                ('source', models.CharField(blank=True, max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('created_by', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('host', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='investigations.host')),
-                ('investigation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='baseline_results', to='investigations.investigation')),
-                ('side', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='baseline_results', to='investigations.side')),
-                ('target', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='baseline_results', to='investigations.collectiontarget')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("role", models.CharField(blank=True, max_length=20)),
+                ("benchmark", models.CharField(max_length=40)),
+                ("metric", models.CharField(max_length=40)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("measured", "measured"),
+                            ("not_installed", "not installed"),
+                            ("not_measured", "not measured"),
+                            ("failed", "failed"),
+                        ],
+                        default="measured",
+                        max_length=20,
+                    ),
+                ),
+                ("values", models.JSONField(blank=True, default=list)),
+                ("median", models.FloatField(blank=True, null=True)),
+                ("spread", models.FloatField(blank=True, null=True)),
+                ("note", models.TextField(blank=True)),
+                ("phrases", models.JSONField(blank=True, default=dict)),
+                ("source", models.CharField(blank=True, max_length=200)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "host",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="investigations.host",
+                    ),
+                ),
+                (
+                    "investigation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="baseline_results",
+                        to="investigations.investigation",
+                    ),
+                ),
+                (
+                    "side",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="baseline_results",
+                        to="investigations.side",
+                    ),
+                ),
+                (
+                    "target",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="baseline_results",
+                        to="investigations.collectiontarget",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['investigation', 'benchmark', 'metric', '-created_at'], name='baseline_newest')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [
+                    models.Index(
+                        fields=["investigation", "benchmark", "metric", "-created_at"],
+                        name="baseline_newest",
+                    )
+                ],
             },
         ),
     ]

@@ -18,6 +18,7 @@ from investigations.selectors import (
     my_checklist_items,
     team_users,
 )
+from investigations.selectors.baselines import baseline_summary
 from investigations.services.checklist import (
     assignee_named,
     checklist_item_add,
@@ -50,6 +51,8 @@ def checklist_context(investigation, request: HttpRequest | None = None) -> dict
         "add_form": form_or(request, "checklist_add_form", ChecklistAddForm),
         # A step whose change failed: its own form again, with the errors and the text typed.
         "failed_item": getattr(request, "failed_item", None),
+        # The "same sides" step shows the baseline beside the facts diff.
+        "baseline_counts": baseline_summary(investigation=investigation),
     }
 
 

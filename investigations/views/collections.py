@@ -32,6 +32,7 @@ from investigations.selectors import (
 from investigations.selectors.root_causes import confirmed_root_cause_ids
 from investigations.services.collections import collection_cancel, collection_request
 from investigations.services.findings import finding_set_status
+from investigations.views.baselines import table_context as baseline_table_context
 from investigations.views.pages import wants_partial
 from investigations.views.panels import panel
 
@@ -159,7 +160,13 @@ def facts_diff(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "investigations/facts_diff.html",
-        {"investigation": investigation, "pairs": pairs, "only_differences": only_differences},
+        {
+            "investigation": investigation,
+            "pairs": pairs,
+            "only_differences": only_differences,
+            # Beside the facts, the benchmarks: the other half of "are the sides the same?"
+            **baseline_table_context(investigation),
+        },
     )
 
 

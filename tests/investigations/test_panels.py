@@ -25,6 +25,7 @@ PANELS = [
     "path",
     "environment",
     "evidence",
+    "baseline",
     "profiles",
     "captures",
     "ladders",

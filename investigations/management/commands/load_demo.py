@@ -54,6 +54,7 @@ from investigations.choices import (
 )
 from investigations.models import Finding, Host, Investigation, Postmortem, RootCause, Team
 from investigations.runs.capture import Captured
+from investigations.services.baselines import baseline_import
 from investigations.services.checklist import checklist_item_update
 from investigations.services.collections import (
     artifact_store,
@@ -624,6 +625,9 @@ class Command(BaseCommand):
             if not Postmortem.objects.filter(investigation=demo).exists():
                 self._postmortem(demo, user)
                 loaded = True
+            if not demo.baseline_results.exists():
+                self._baseline(demo, user)
+                loaded = True
         if not loaded:
             self.stdout.write("Demo data already loaded.")
             return
@@ -669,6 +673,7 @@ class Command(BaseCommand):
         self._path(investigation, user, hosts)
         self._facts(investigation, user)
         self._ladder(investigation, user)
+        self._baseline(investigation, user)
         self._checklist(investigation, user)
         self._root_cause(investigation, user)
         self._postmortem(investigation, user)
@@ -679,6 +684,23 @@ class Command(BaseCommand):
             resolved_at=start + timedelta(minutes=240),
         )
         investigation_set_status(investigation=investigation, user=user, status=Status.RESOLVED)
+
+    def _baseline(self, investigation, user) -> None:
+        """The service hosts' sysbench results, imported as a baseline of both sides."""
+        for side in ("a", "b"):
+            baseline_import(
+                investigation=investigation,
+                user=user,
+                side_key=side,
+                role=HostRole.SERVICE,
+                files=[
+                    (name, (DEMO_DIR / name).read_bytes())
+                    for name in (
+                        f"baseline-{side}-sysbench-cpu.txt",
+                        f"baseline-{side}-sysbench-memory-read.txt",
+                    )
+                ],
+            )
 
     def _postmortem(self, investigation, user) -> None:
         """The demo case's write-up and its action items."""

@@ -355,17 +355,19 @@ def _log(item: ChecklistItem, summary: Phrase, user=None, **details) -> None:
     )
 
 
+NOT_A_MEMBER = _("Assign a member of the investigation's team.")
+
+
 def assignee_named(*, username: str | None):
     """The user a person typed as an item's assignee: None for a blank (unassign), a
-    ValidationError when there is no such user."""
+    ValidationError when there is no such user: the same words as for a user outside the
+    team, so that the answer never tells which names exist."""
     username = (username or "").strip()
     if not username:
         return None
     user = get_user_model().objects.filter(username=username).first()
     if user is None:
-        raise ValidationError(
-            {"assignee": _("There is no user named %(name)s.") % {"name": repr(username)}}
-        )
+        raise ValidationError({"assignee": NOT_A_MEMBER})
     return user
 
 
@@ -395,7 +397,7 @@ def checklist_item_update(
     if status == ItemStatus.NOT_APPLICABLE and not reason:
         errors["na_reason"] = _("Say why this step does not apply.")
     if assignee not in (..., None) and role_in_team(assignee, item.investigation.team_id) is None:
-        errors["assignee"] = _("Assign a member of the investigation's team.")
+        errors["assignee"] = NOT_A_MEMBER
     if notes is not None and (problem := limits.too_long(notes, limits.ENTRY)):
         errors["notes"] = problem
     if problem := limits.too_long(reason, limits.REASON):

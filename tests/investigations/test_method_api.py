@@ -655,6 +655,21 @@ def test_an_unknown_or_outside_assignee_is_named(world, username):
     assert ChecklistItem.objects.get(key="ladder").assignee is None
 
 
+def test_an_assignee_that_does_not_exist_reads_as_one_outside_the_team(world):
+    """Nobody learns from the answer which user names exist."""
+    answers = [
+        refused_on(
+            ApiClient(world.p.member).patch(
+                f"{world.base}/checklist/ladder", {"assignee": username}
+            ),
+            "assignee",
+        )
+        for username in ("nobody-at-all", "otto")  # otto exists, in another team
+    ]
+
+    assert answers[0] == answers[1] == "Assign a member of the investigation's team."
+
+
 def test_an_unknown_status_is_named(world):
     response = ApiClient(world.p.member).patch(
         f"{world.base}/checklist/ladder", {"status": "later"}

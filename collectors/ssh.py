@@ -196,11 +196,39 @@ def _start_transport(sock, timeout: float, label: str, key_type: str | None) -> 
         ) from None
     except (paramiko.SSHException, EOFError, OSError) as error:
         transport.close()
+        if not transport.remote_version or "banner" in str(error):
+            raise _silent(label, timeout) from None
         reason = error or "connection closed"
         raise Unreachable(
             Phrase(_("No SSH handshake with %(host)s: %(error)s"), host=label, error=str(reason))
         ) from None
+    # start_client() returns without raising when its timeout passes mid-handshake: a host
+    # that accepts the connection and never speaks ends here, not in an exception.
+    if not transport.is_active() or transport.host_key is None:
+        transport.close()
+        if not transport.remote_version:
+            raise _silent(label, timeout)
+        raise Unreachable(
+            Phrase(
+                _(
+                    "%(host)s sent its SSH banner but did not finish the handshake within "
+                    "%(seconds)s s"
+                ),
+                host=label,
+                seconds=f"{timeout:g}",
+            )
+        )
     return transport
+
+
+def _silent(label: str, timeout: float) -> Unreachable:
+    return Unreachable(
+        Phrase(
+            _("%(host)s accepted the connection but sent no SSH banner within %(seconds)s s"),
+            host=label,
+            seconds=f"{timeout:g}",
+        )
+    )
 
 
 def scan_host_key(

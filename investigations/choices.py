@@ -401,3 +401,10 @@ class BaselineVerdict(models.TextChoices):
     BETTER = "better", _("better")
     WORSE = "worse", _("worse")
     ABOUT_EQUAL = "about_equal", _("about equal")
+
+
+class ScanStatus(models.TextChoices):
+    NONE = "", _("not scanned")
+    SCANNING = "scanning", _("scanning")
+    DONE = "done", _("scanned")
+    FAILED = "failed", _("failed")

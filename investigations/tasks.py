@@ -146,3 +146,23 @@ def capture_analyse(self, capture_id: int) -> None:
         )
     except SoftTimeLimitExceeded:
         capture_analysis_fail(capture_id=capture_id)
+
+
+@shared_task(
+    name="perfcase.host_key_scan",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=0,
+    soft_time_limit=40,
+    time_limit=55,
+)
+def host_key_scan_task(host_id: int) -> None:
+    """The key a host presents, asked for in a worker so that no web request waits on it."""
+    from investigations.services.hostkeys import host_key_scan_failed, host_key_scan_run
+
+    try:
+        host_key_scan_run(host_id=host_id)
+    except SoftTimeLimitExceeded:
+        from investigations.services.hostkeys import SCAN_OVERDUE
+
+        host_key_scan_failed(host_id=host_id, error=SCAN_OVERDUE)

@@ -149,6 +149,7 @@ urlpatterns = [
     path("hosts/<int:pk>/", inventory.host_detail, name="host_detail"),
     path("hosts/<int:pk>/delete/", inventory.host_remove, name="host_remove"),
     path("hosts/<int:pk>/host-key/scan/", inventory.host_key_scan_view, name="host_key_scan"),
+    path("hosts/<int:pk>/host-key/", inventory.host_key_card, name="host_key_card"),
     path("hosts/<int:pk>/host-key/trust/", inventory.host_key_trust_view, name="host_key_trust"),
     path("credentials/", inventory.credential_list, name="credential_list"),
     path("credentials/<int:pk>/delete/", inventory.credential_remove, name="credential_remove"),

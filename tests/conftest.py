@@ -264,15 +264,30 @@ def credential(personas, test_hosts):
     )
 
 
+def host_key_scanned(api: ApiClient, host, timeout: float = 30.0) -> dict:
+    """Ask a worker to scan the host's key and wait for the scan's end (done or failed)."""
+    asked = api.post(f"/api/hosts/{host.pk}/host-key/scan")
+    assert asked.status_code == 202, asked.body
+    return wait_for(
+        lambda: (
+            (body := api.get(f"/api/hosts/{host.pk}/host-key/scan").body)["status"]
+            in ("done", "failed")
+            and body
+        ),
+        timeout=timeout,
+        interval=0.1,
+    )
+
+
 def trust_host_key(api: ApiClient, host) -> dict:
-    """Scan the host's key and trust it, as a person does on the host page."""
-    scanned = api.post(f"/api/hosts/{host.pk}/host-key/scan")
-    assert scanned.status_code == 200, scanned.body
+    """Scan the host's key (in the worker) and trust it, as a person does on the host page."""
+    scanned = host_key_scanned(api, host)
+    assert scanned["status"] == "done", scanned
     trusted = api.post(
-        f"/api/hosts/{host.pk}/host-key/trust", {"fingerprint": scanned.body["fingerprint"]}
+        f"/api/hosts/{host.pk}/host-key/trust", {"fingerprint": scanned["fingerprint"]}
     )
     assert trusted.status_code == 200, trusted.body
-    return scanned.body
+    return scanned
 
 
 def wait_for(predicate, timeout: float = 20.0, interval: float = 0.2):

@@ -23,7 +23,8 @@ from investigations.selectors import (
     host_in_team,
     hosts_for_user,
 )
-from investigations.services.hostkeys import host_key_scan, host_key_trust
+from investigations.selectors.inventory import host_key_scan_state
+from investigations.services.hostkeys import host_key_scan_request, host_key_trust
 from investigations.services.inventory import (
     credential_create,
     credential_delete,
@@ -122,11 +123,6 @@ def hosts_delete(request, host_id: Id):
     return Status(204, None)
 
 
-class HostKeyOut(Schema):
-    key_type: str
-    fingerprint: str
-
-
 class HostKeyTrustIn(Schema):
     fingerprint: Text
 
@@ -137,11 +133,30 @@ class HostKeyTrustedOut(Schema):
     trusted_at: datetime = Field(alias="host_key_trusted_at")
 
 
-@router.post("/hosts/{host_id}/host-key/scan", response={200: HostKeyOut, 502: ErrorOut, **ERRORS})
+class HostKeyScanOut(Schema):
+    status: str = Field(description="scanning, done or failed ('' before any scan)")
+    key_type: str | None = Field(description="what the host presented, once done")
+    fingerprint: str | None
+    scanned_at: datetime | None
+    requested_at: datetime | None
+    error: str = Field(description="why the scan failed, in words a person can act on")
+
+
+@router.post("/hosts/{host_id}/host-key/scan", response={202: HostKeyScanOut, **ERRORS})
 def hosts_key_scan(request, host_id: Id):
-    """The key the host presents now (not trusted until you trust it). 502: unreachable."""
+    """Scan the key the host presents, in a worker: poll `GET` on the same path until
+    `status` is done (then trust it) or failed (`error` says why). 400: the host cannot be
+    scanned (the local transport, a jump host without a credential)."""
     host = host_for_user(request.user, host_id, Role.RESPONDER)
-    return host_key_scan(host=host)
+    host = host_key_scan_request(host=host)
+    return Status(202, host_key_scan_state(host=host))
+
+
+@router.get("/hosts/{host_id}/host-key/scan", response={200: HostKeyScanOut, **ERRORS})
+def hosts_key_scan_get(request, host_id: Id):
+    """The last scan: its status, the key it saw, or why it failed."""
+    host = host_for_user(request.user, host_id)
+    return host_key_scan_state(host=host)
 
 
 @router.post("/hosts/{host_id}/host-key/trust", response={200: HostKeyTrustedOut, **ERRORS})

@@ -2,13 +2,16 @@
 sides."""
 
 from dataclasses import dataclass
+from datetime import timedelta
 from itertools import zip_longest
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
+from django.utils import timezone
 
-from investigations.choices import HostRole, SideKey
+from investigations.choices import HostRole, ScanStatus, SideKey
 from investigations.models import Credential, EnvironmentMember, Host, Investigation, Team
+from investigations.phrases import stored_text, translate
 
 
 def hosts_for_user(
@@ -124,3 +127,25 @@ def host_pairs(*, investigation: Investigation) -> list[HostPair]:
         for a, b in zip_longest(sides[SideKey.A], sides[SideKey.B]):
             pairs.append(HostPair(role, label, a, b))
     return pairs
+
+
+def host_key_scan_state(*, host: Host) -> dict:
+    """The host's last scan as a person reads it: its status (a scan still "scanning" past
+    its time limit reads as failed: no worker finished it), the key it saw, its error."""
+    from investigations.services.hostkeys import SCAN_OVERDUE, scan_seconds
+
+    status, error = host.scan_status, stored_text(host, "scan_error")
+    overdue = host.scan_requested_at and timezone.now() - host.scan_requested_at > timedelta(
+        seconds=scan_seconds() + 30
+    )
+    if status == ScanStatus.SCANNING and overdue:
+        status, error = ScanStatus.FAILED, translate(SCAN_OVERDUE)
+    done = status == ScanStatus.DONE or (not status and host.scanned_key_fingerprint)
+    return {
+        "status": ScanStatus.DONE.value if done else status,
+        "key_type": host.scanned_key_type or None if done else None,
+        "fingerprint": host.scanned_key_fingerprint or None if done else None,
+        "scanned_at": host.scanned_at if done else None,
+        "requested_at": host.scan_requested_at,
+        "error": error if status == ScanStatus.FAILED else "",
+    }

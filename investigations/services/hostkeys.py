@@ -1,15 +1,89 @@
-"""Host key pinning: a key is scanned and shown, a person trusts it, a changed key is refused."""
+"""Host key pinning: a key is scanned and shown, a person trusts it, a changed key is refused.
+
+A scan a person asks for runs in a worker (`host_key_scan_request` enqueues it, the task
+calls `host_key_scan_run`): no web request ever waits on a host, however long it takes to
+answer or not to.
+"""
+
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
+from collectors.errors import CollectorError
+from collectors.phrase import Phrase
 from collectors.ssh import Connection, HostKey, scan_host_key
-from investigations.choices import HostTransport
+from investigations.choices import HostTransport, ScanStatus
 from investigations.connections import endpoint_for
 from investigations.models import Host
+from investigations.phrases import with_phrases
+
+
+def scan_seconds() -> int:
+    """How long a scan may take: connecting to a jump host, then to the host."""
+    return 2 * settings.SSH_CONNECT_TIMEOUT + 10
+
+
+def _refuse_unscannable(host: Host) -> None:
+    if host.transport == HostTransport.LOCAL:
+        raise ValidationError(_("A host on the local transport has no SSH host key."))
+    if host.jump_host_id:
+        endpoint_for(host.jump_host)  # its credential must be there: the caller's to fix
+
+
+@transaction.atomic
+def host_key_scan_request(*, host: Host) -> Host:
+    """Ask a worker to scan the host's key; refused at once (ValidationError, or a
+    CollectorError for a jump host without a credential) when it cannot be scanned."""
+    _refuse_unscannable(host)
+    host = Host.objects.select_for_update().get(pk=host.pk)
+    recent = host.scan_requested_at and timezone.now() - host.scan_requested_at < timedelta(
+        seconds=scan_seconds()
+    )
+    if host.scan_status == ScanStatus.SCANNING and recent:
+        return host  # one scan at a time: the one running answers
+    host.scan_status, host.scan_error, host.phrases = ScanStatus.SCANNING, "", {}
+    host.scan_requested_at = timezone.now()
+    host.save(update_fields=["scan_status", "scan_error", "phrases", "scan_requested_at"])
+    from investigations.tasks import host_key_scan_task
+
+    seconds = scan_seconds()
+    transaction.on_commit(
+        lambda: host_key_scan_task.apply_async(
+            args=[host.pk], soft_time_limit=seconds, time_limit=seconds + 15
+        )
+    )
+    return host
+
+
+def host_key_scan_run(*, host_id: int) -> None:
+    """The worker's scan: the key kept, or the reason it could not be had."""
+    host = Host.objects.select_related("jump_host__credential").filter(pk=host_id).first()
+    if host is None:
+        return
+    try:
+        host_key_scan(host=host)
+    except CollectorError as error:
+        host_key_scan_failed(host_id=host_id, error=error.phrase)
+    except ValidationError as error:
+        host_key_scan_failed(host_id=host_id, error=" ".join(error.messages))
+    else:
+        Host.objects.filter(pk=host_id).update(scan_status=ScanStatus.DONE)
+
+
+def host_key_scan_failed(*, host_id: int, error) -> None:
+    Host.objects.filter(pk=host_id).update(
+        scan_status=ScanStatus.FAILED, **with_phrases({"scan_error": error})
+    )
+
+
+SCAN_OVERDUE = Phrase(
+    gettext_noop("Gave up: no worker finished the scan in time (are the workers running?).")
+)
 
 
 def host_key_scan(*, host: Host) -> HostKey:

@@ -5,11 +5,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
+from django_htmx.http import HttpResponseStopPolling
 
 from collectors.errors import CollectorError
 from investigations.access import credential_for_user, host_for_user
-from investigations.choices import Role
+from investigations.choices import Role, ScanStatus
 from investigations.forms import (
     CredentialForm,
     HostCreateForm,
@@ -27,7 +28,8 @@ from investigations.selectors import (
     teams_for_user,
     teams_with_role,
 )
-from investigations.services.hostkeys import host_key_scan, host_key_trust
+from investigations.selectors.inventory import host_key_scan_state
+from investigations.services.hostkeys import host_key_scan_request, host_key_trust
 from investigations.services.inventory import (
     credential_create,
     credential_delete,
@@ -114,7 +116,13 @@ def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "investigations/host_detail.html",
-        {"host": host, "form": form, "can_write": can_write, "placements": placements},
+        {
+            "host": host,
+            "form": form,
+            "can_write": can_write,
+            "placements": placements,
+            **_host_key_context(host),
+        },
     )
 
 
@@ -181,21 +189,31 @@ def credential_remove(request: HttpRequest, pk: int) -> HttpResponse:
 def host_key_scan_view(request: HttpRequest, pk: int) -> HttpResponse:
     host = host_for_user(request.user, pk, Role.RESPONDER)
     try:
-        key = host_key_scan(host=host)
+        host_key_scan_request(host=host)
     except CollectorError as error:
         messages.error(request, translate(error.phrase))
     except ValidationError as error:
         messages.error(request, " ".join(error.messages))
-    else:
-        messages.info(
-            request,
-            _(
-                "%(host)s presents %(key_type)s %(fingerprint)s. Compare it with the "
-                "host's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub) before you trust it."
-            )
-            % {"host": host.name, "key_type": key.key_type, "fingerprint": key.fingerprint},
-        )
     return redirect(reverse("host_detail", args=[pk]) + "#host-key")
+
+
+@require_safe
+@login_required
+def host_key_card(request: HttpRequest, pk: int) -> HttpResponse:
+    """The host key card, polled by htmx while a scan runs; the last answer stops it."""
+    host = host_for_user(request.user, pk)
+    response = render(request, "investigations/_host_key.html", _host_key_context(host))
+    if host_key_scan_state(host=host)["status"] != ScanStatus.SCANNING:
+        response.status_code = HttpResponseStopPolling.status_code
+    return response
+
+
+def _host_key_context(host) -> dict:
+    return {
+        "host": host,
+        "scan": host_key_scan_state(host=host),
+        "can_write": Role.rank(host.user_role) >= Role.rank(Role.RESPONDER),
+    }
 
 
 @require_POST

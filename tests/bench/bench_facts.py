@@ -134,7 +134,15 @@ def api_place(api: Api, hosts: list[TestHost], client_key: str) -> dict:
                 "credential": credential,
             },
         )["id"]
-        scanned = api.post(f"/api/hosts/{host_id}/host-key/scan")
+        api.post(f"/api/hosts/{host_id}/host-key/scan")  # a worker scans: poll for its end
+        deadline = time.monotonic() + 60
+        while (scanned := api.get(f"/api/hosts/{host_id}/host-key/scan"))["status"] not in (
+            "done",
+            "failed",
+        ):
+            if time.monotonic() > deadline:
+                raise BenchError(f"{host.name}: the host key scan did not end in 60 s")
+            time.sleep(0.1)
         # What a careful user does: compare with the key the host itself has.
         if scanned["fingerprint"] != host.host_key.fingerprint:
             raise BenchError(

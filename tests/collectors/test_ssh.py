@@ -7,8 +7,10 @@ presents a dump from fixtures/hosts/; the probe signs in as the unprivileged per
 import io
 import os
 import re
+import socket
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -108,6 +110,56 @@ def test_scan_host_key_of_a_port_where_nothing_listens_is_unreachable(start_host
     host.stop()
     with pytest.raises(Unreachable, match="connection refused"):
         scan_host_key(host.address, host.port, timeout=5)
+
+
+@pytest.fixture
+def silent_listener():
+    """A port on loopback that accepts connections and never says anything (a hung sshd, a
+    load balancer with no backend): (address, port)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    accepted, stop = [], threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                accepted.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()
+    stop.set()
+    thread.join()
+    for connection in accepted:
+        connection.close()
+    server.close()
+
+
+@pytest.mark.parametrize("timeout", [1.0, 2.0])
+def test_a_host_that_accepts_and_never_speaks_is_unreachable_and_says_so(
+    silent_listener, timeout
+):
+    address, port = silent_listener
+
+    with pytest.raises(Unreachable) as raised:
+        scan_host_key(address, port, timeout=timeout)
+
+    assert raised.value.message == (
+        f"{address}:{port} accepted the connection but sent no SSH banner within {timeout:g} s"
+    )
+
+
+def test_a_pinned_connection_to_a_silent_host_is_unreachable_too(silent_listener, sshd_host):
+    address, port = silent_listener
+    endpoint = sshd_host.endpoint(address=address, port=port, connect_timeout=1)
+
+    with pytest.raises(Unreachable, match="accepted the connection but sent no SSH banner"):
+        with Connection(endpoint):
+            pass
 
 
 # --- running commands -----------------------------------------------------------------------

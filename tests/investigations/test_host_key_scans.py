@@ -1,0 +1,100 @@
+"""Host key scans run in a real worker: the request that asks for one answers at once, a
+host that accepts the connection and never speaks ends in words a person can act on, and
+the site keeps answering meanwhile."""
+
+import socket
+import threading
+import time
+
+import pytest
+from django.test import Client
+
+from investigations.services.inventory import host_create
+from tests.conftest import ApiClient, host_key_scanned, wait_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def silent_port():
+    """127.0.0.1:port accepts connections and never sends a byte."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    held, stop = [], threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for connection in held:
+        connection.close()
+    server.close()
+
+
+def test_a_silent_host_is_scanned_in_the_worker_and_says_what_happened(
+    personas, celery_worker, silent_port, settings
+):
+    host = host_create(
+        team=personas.team, name="hung", address="127.0.0.1", port=silent_port, username="p"
+    )
+    api = ApiClient(personas.member)
+
+    asked_at = time.monotonic()
+    asked = api.post(f"/api/hosts/{host.pk}/host-key/scan")
+    answered_in = time.monotonic() - asked_at
+    # Meanwhile the site answers (no web worker waits on the host).
+    health = Client().get("/healthz")
+
+    assert asked.status_code == 202 and asked.body["status"] == "scanning", asked.body
+    assert answered_in < settings.SSH_CONNECT_TIMEOUT
+    assert health.status_code == 200
+    ended = _wait_for_end(api, host)
+    assert ended["status"] == "failed" and ended["fingerprint"] is None
+    assert ended["error"] == (
+        f"127.0.0.1:{silent_port} accepted the connection but sent no SSH banner within "
+        f"{settings.SSH_CONNECT_TIMEOUT:g} s"
+    )
+
+
+def _wait_for_end(api, host) -> dict:
+    return wait_for(
+        lambda: (
+            (body := api.get(f"/api/hosts/{host.pk}/host-key/scan").body)["status"]
+            in ("done", "failed")
+            and body
+        ),
+        timeout=60,
+        interval=0.2,
+    )
+
+
+def test_a_real_host_is_scanned_in_the_worker_and_its_key_shown(
+    personas, celery_worker, sshd_host
+):
+    host = host_create(
+        team=personas.team,
+        name="real",
+        address=sshd_host.address,
+        port=sshd_host.port,
+        username=sshd_host.username,
+    )
+
+    scanned = host_key_scanned(ApiClient(personas.member), host)
+
+    assert scanned["status"] == "done" and scanned["error"] == ""
+    assert (scanned["key_type"], scanned["fingerprint"]) == (
+        sshd_host.host_key.key_type,
+        sshd_host.host_key.fingerprint,
+    )
+    page = personas.client(personas.viewer).get(f"/hosts/{host.pk}/").content.decode()
+    assert sshd_host.host_key.fingerprint in page and "Scanning" not in page

@@ -34,7 +34,41 @@ class ObjectBodyParser(Parser):
         return data
 
 
-api = NinjaAPI(
+# What any operation may answer besides its own: a body that is no JSON object (400), no or
+# a bad token (401), a role too low (403), an id not found or not yours (404), a parameter
+# of the wrong type (422). Declared on every operation, so that the schema tells all.
+COMMON_ERRORS = {
+    400: "Bad request: the body or a value was refused; `errors` names the fields.",
+    401: "Not authenticated.",
+    403: "Your role does not allow it.",
+    404: "Not found.",
+    422: "A parameter of the wrong type or shape.",
+}
+
+
+class PerfcaseAPI(NinjaAPI):
+    def get_openapi_schema(self, *args, **kwargs):
+        schema = super().get_openapi_schema(*args, **kwargs)
+        error = {"$ref": "#/components/schemas/ErrorOut"}
+        for operations in schema.get("paths", {}).values():
+            for operation in operations.values():
+                responses = operation.setdefault("responses", {})
+                for status, description in COMMON_ERRORS.items():
+                    if status == 401 and not operation.get("security"):
+                        continue  # open to everyone (signing in)
+                    if status in responses or str(status) in responses:
+                        continue
+                    responses.setdefault(
+                        status,
+                        {
+                            "description": description,
+                            "content": {"application/json": {"schema": error}},
+                        },
+                    )
+        return schema
+
+
+api = PerfcaseAPI(
     parser=ObjectBodyParser(),
     title="Perfcase API",
     version="1",
@@ -156,3 +190,13 @@ api.add_router("", postmortem.router)
 api.add_router("", baselines.router)
 # Last: every kind above has registered the formats it imports.
 api.add_router("", imports_router())
+
+
+def api_not_found(request: HttpRequest, *args, **kwargs):
+    """A path under /api/ that no endpoint has: a JSON 404 like the API's others."""
+    return _error(
+        request,
+        404,
+        _("No such API path: see /api/docs for the endpoints."),
+        [{"field": None, "message": _("No such API path.")}],
+    )

@@ -81,3 +81,19 @@ def test_a_credential_key_that_is_not_a_fernet_key_is_refused():
 
     assert result.returncode != 0
     assert "PERFCASE_CREDENTIAL_KEYS must hold Fernet keys" in result.stderr
+
+
+def test_the_example_environment_passes_check_deploy_as_the_readme_says():
+    """.env.example with its blanks filled in is what production starts from."""
+    example = {}
+    for line in (ROOT / ".env.example").read_text().splitlines():
+        if line.startswith("PERFCASE_") and "=" in line:
+            key, value = line.split("=", 1)
+            example[key] = value
+    example["PERFCASE_SECRET_KEY"] = PRODUCTION["PERFCASE_SECRET_KEY"]
+    example["PERFCASE_CREDENTIAL_KEYS"] = PRODUCTION["PERFCASE_CREDENTIAL_KEYS"]
+
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **example)
+
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout

@@ -1,0 +1,49 @@
+"""What the API promises beyond each endpoint's own answers: every status an operation can
+answer is in the schema, and a path that is no endpoint answers JSON like the rest."""
+
+import json
+
+import pytest
+from django.test import Client
+
+from investigations.api import api
+from tests.conftest import ApiClient
+
+
+def operations():
+    schema = api.get_openapi_schema()
+    for path, methods in schema["paths"].items():
+        for method, operation in methods.items():
+            yield path, method, operation
+
+
+def test_every_operation_declares_the_errors_it_may_answer():
+    missing = [
+        (method, path, status)
+        for path, method, operation in operations()
+        for status in (400, 403, 404, 422) + ((401,) if operation.get("security") else ())
+        if status not in operation["responses"] and str(status) not in operation["responses"]
+    ]
+
+    assert missing == []
+
+
+@pytest.mark.django_db
+def test_the_statuses_a_fuzzer_met_are_declared(personas):
+    declared = {(path, method): operation["responses"] for path, method, operation in operations()}
+
+    bad_query = ApiClient(personas.member).get("/api/hosts", data={"team": "AAA"})
+    a_list = Client().post("/api/auth/token", json.dumps([1]), content_type="application/json")
+
+    assert bad_query.status_code == 422 and 422 in declared[("/api/hosts", "get")]
+    assert a_list.status_code == 400 and 400 in declared[("/api/auth/token", "post")]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", ["/api/nope", "/api/investigations/1/nope", "/api/hosts/x/y/"])
+def test_a_path_under_api_that_is_no_endpoint_is_a_json_404(personas, path):
+    response = ApiClient(personas.member).get(path)
+
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
+    assert response.body["detail"].startswith("No such API path")

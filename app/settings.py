@@ -5,6 +5,7 @@ var/, DEBUG on. Production (DEBUG off) refuses to start without a real secret ke
 credential key rather than fall back to an insecure one.
 """
 
+import ipaddress
 import os
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -243,6 +244,17 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TASK_ALWAYS_EAGER = False
 
 WEBHOOK_TIMEOUT_SECONDS = env_int("PERFCASE_WEBHOOK_TIMEOUT", 10, minimum=1)
+# Networks a webhook may be delivered to although they are not public (comma-separated CIDRs,
+# e.g. 10.20.0.0/16 for a chat server inside): by default none, so a webhook cannot be made
+# to probe loopback, private or cloud-metadata addresses.
+WEBHOOK_ALLOWED_NETWORKS = env_list("PERFCASE_WEBHOOK_ALLOWED_NETWORKS")
+for _network in WEBHOOK_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"PERFCASE_WEBHOOK_ALLOWED_NETWORKS: {_network!r} is not a network (CIDR)"
+        ) from None
 
 # Collections. The local transport runs probes on the app's own machine (demo, single-machine
 # set-ups); it is off unless DEBUG or explicitly enabled.

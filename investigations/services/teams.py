@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from investigations.choices import Role
 from investigations.models import Membership, Team
+from investigations.webhook_addresses import AddressRefused, check_webhook_host
 
 User = get_user_model()
 
@@ -80,6 +81,10 @@ def team_set_webhook(*, team: Team, webhook_url: str) -> Team:
             raise ValidationError({"webhook_url": _("Enter an http:// or https:// URL.")})
         if len(url) > 2000:
             raise ValidationError({"webhook_url": _("A URL has at most 2000 characters.")})
+        try:
+            check_webhook_host(url)
+        except AddressRefused as error:
+            raise ValidationError({"webhook_url": str(error)}) from None
     team.webhook_url = url
     team.save(update_fields=["webhook_url"])
     return team

@@ -1,9 +1,10 @@
 """Slack-compatible notifications: a delivery row per message, sent by a Celery task."""
 
+import http.client
 import json
-import urllib.error
-import urllib.request
+import socket
 from datetime import timedelta
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -15,6 +16,7 @@ from django.utils.translation import gettext
 from investigations.choices import DeliveryStatus, EventKind
 from investigations.models import Team, TimelineEvent, WebhookDelivery
 from investigations.phrases import stored_text
+from investigations.webhook_addresses import AddressRefused, resolve_webhook_host
 
 # A delivery left "sending" longer than this was lost with its worker and may be retried.
 STALE_CLAIM = timedelta(minutes=5)
@@ -80,23 +82,59 @@ def _test_text(*, team: Team, user) -> str:
         }
 
 
+class _Pinned:
+    """A connection to the address checked before, whatever the name resolves to now."""
+
+    def __init__(self, host, port, *, address: str, timeout: float, **options):
+        super().__init__(host, port, timeout=timeout, **options)
+        self.address = address
+
+    def _socket(self):
+        return socket.create_connection((self.address, self.port), self.timeout)
+
+
+class _PinnedHTTP(_Pinned, http.client.HTTPConnection):
+    def connect(self):
+        self.sock = self._socket()
+
+
+class _PinnedHTTPS(_Pinned, http.client.HTTPSConnection):
+    def connect(self):
+        self.sock = self._context.wrap_socket(self._socket(), server_hostname=self.host)
+
+
 def _post_json(url: str, payload: dict) -> None:
-    request = urllib.request.Request(
-        url,
-        data=json.dumps(payload).encode(),
-        headers={"Content-Type": "application/json", "User-Agent": "Perfcase webhook"},
-        method="POST",
-    )
+    """POST the payload to the URL's checked address. Failures say what a person can act on
+    and nothing of what the far side said (no reason phrase, no body, no socket error): a
+    webhook must not become a way to learn which ports of a network answer."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        with urllib.request.urlopen(request, timeout=settings.WEBHOOK_TIMEOUT_SECONDS) as response:
-            response.read(4096)
-    except urllib.error.HTTPError as error:
-        transient = error.code >= 500 or error.code == 429
-        raise WebhookError(f"HTTP {error.code} {error.reason}", transient=transient) from None
-    except urllib.error.URLError as error:
-        raise WebhookError(f"Cannot reach the webhook: {error.reason}", transient=True) from None
-    except (TimeoutError, OSError) as error:
-        raise WebhookError(f"Cannot reach the webhook: {error}", transient=True) from None
+        address = resolve_webhook_host(parts.hostname or "", port)
+    except AddressRefused as error:
+        raise WebhookError(str(error), transient=False) from None
+    kind = _PinnedHTTPS if parts.scheme == "https" else _PinnedHTTP
+    connection = kind(
+        parts.hostname, port, address=address, timeout=settings.WEBHOOK_TIMEOUT_SECONDS
+    )
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    try:
+        connection.request(
+            "POST",
+            path,
+            body=json.dumps(payload).encode(),
+            headers={"Content-Type": "application/json", "User-Agent": "Perfcase webhook"},
+        )
+        response = connection.getresponse()
+        response.read(4096)
+        status = response.status
+    except (OSError, http.client.HTTPException):
+        raise WebhookError("Cannot reach the webhook.", transient=True) from None
+    finally:
+        connection.close()
+    if not 200 <= status < 300:  # redirects are not followed: they could lead anywhere
+        transient = status >= 500 or status == 429
+        raise WebhookError(f"The webhook answered HTTP {status}.", transient=transient)
 
 
 def webhook_attempt(*, delivery_id: int, final: bool) -> bool:

@@ -47,11 +47,8 @@ def check_webhook_host(url: str) -> None:
     """At save time, without resolving names: an address or a local name that is refused."""
     host = (urlsplit(url).hostname or "").lower()
     literal = _literal(host)
-    if literal is not None and not address_allowed(str(literal)):
-        raise AddressRefused(
-            _("Webhooks go to public addresses only, not %(host)s.") % {"host": host}
-        )
-    if host == "localhost" or host.endswith(".localhost") or host.endswith(".local"):
+    local_name = host == "localhost" or host.endswith((".localhost", ".local"))
+    if local_name or (literal is not None and not address_allowed(str(literal))):
         raise AddressRefused(
             _("Webhooks go to public addresses only, not %(host)s.") % {"host": host}
         )

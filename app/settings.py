@@ -7,6 +7,7 @@ credential key rather than fall back to an insecure one.
 
 import ipaddress
 import os
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -82,6 +83,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "ninja",
+    "axes",
     "investigations",
 ]
 
@@ -98,7 +100,27 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "investigations.middleware.browser_time_zone",
+    # Last: it answers a sign-in that was refused for too many failures.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Password guessing: after PERFCASE_LOGIN_FAILURE_LIMIT failed sign-ins for one user name,
+# or from one address, sign-ins (the page, POST /api/auth/token and /admin/) are refused for
+# PERFCASE_LOGIN_LOCKOUT_MINUTES, with a message that says so; a team lead unlocks a member
+# on the team page, an admin anyone (the admin's access attempts, or manage.py axes_reset).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("PERFCASE_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("PERFCASE_LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "investigations.security.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "investigations.security.client_ip"
+AXES_VERBOSE = False
+# API tokens from POST /api/auth/token and the profile page stop working after this many days.
+API_TOKEN_DAYS = env_int("PERFCASE_API_TOKEN_DAYS", 30, minimum=1)
 
 ROOT_URLCONF = "app.urls"
 WSGI_APPLICATION = "app.wsgi.application"
@@ -198,7 +220,8 @@ SECURE_HSTS_PRELOAD = env_bool("PERFCASE_HSTS_PRELOAD", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
-if env_bool("PERFCASE_BEHIND_TLS_PROXY", False):
+BEHIND_TLS_PROXY = env_bool("PERFCASE_BEHIND_TLS_PROXY", False)
+if BEHIND_TLS_PROXY:
     # Only behind a proxy that sets this header itself and strips it from clients.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SILENCED_SYSTEM_CHECKS = env_list("PERFCASE_SILENCED_SYSTEM_CHECKS")

@@ -24,14 +24,18 @@ router = Router(tags=["accounts"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
 
 
-@router.post("/auth/token", auth=None, response={200: TokenOut, 401: ErrorOut, 422: ErrorOut})
+@router.post(
+    "/auth/token", auth=None, response={200: TokenOut, 401: ErrorOut, 422: ErrorOut, 429: ErrorOut}
+)
 def token_create(request, payload: TokenIn):
-    """Exchange a username and password for a new API token (shown once)."""
+    """Exchange a username and password for a new API token (shown once), valid for
+    PERFCASE_API_TOKEN_DAYS (30 by default). 429: too many failed sign-ins for this user or
+    from this address; wait, or ask a team lead to unlock you."""
     user = authenticate(request, username=payload.username, password=payload.password)
     if user is None:
         raise AuthenticationError()
-    _, raw = api_token_create(user=user, name="API login")
-    return {"token": raw}
+    token, raw = api_token_create(user=user, name="API login")
+    return {"token": raw, "expires_at": token.expires_at}
 
 
 def _team_out(membership: Membership) -> dict:

@@ -64,6 +64,7 @@ class TokenIn(Schema):
 
 class TokenOut(Schema):
     token: str
+    expires_at: datetime | None = None
 
 
 class TeamIn(Schema):

@@ -50,3 +50,23 @@ def team_members(*, team: Team) -> QuerySet[Membership]:
 def membership_get(*, team: Team, membership_id: int) -> Membership | None:
     """The team's membership with this id, with team and user loaded, or None."""
     return team.memberships.select_related("team", "user").filter(pk=membership_id).first()
+
+
+def locked_out_usernames(*, usernames) -> set[str]:
+    """Which of these users cannot sign in now: too many failed sign-ins (django-axes)."""
+    from axes.models import AccessAttempt
+    from django.conf import settings
+    from django.db.models import Sum
+    from django.utils import timezone
+
+    # As django-axes counts them: a user's failures from every address, while they last.
+    return set(
+        AccessAttempt.objects.filter(
+            username__in=list(usernames),
+            attempt_time__gte=timezone.now() - settings.AXES_COOLOFF_TIME,
+        )
+        .values("username")
+        .annotate(failures=Sum("failures_since_start"))
+        .filter(failures__gte=settings.AXES_FAILURE_LIMIT)
+        .values_list("username", flat=True)
+    )

@@ -88,3 +88,11 @@ def team_set_webhook(*, team: Team, webhook_url: str) -> Team:
     team.webhook_url = url
     team.save(update_fields=["webhook_url"])
     return team
+
+
+def membership_unlock(*, membership: Membership) -> int:
+    """A lead lets a member sign in again after too many failed sign-ins: the failures
+    recorded for the user name are forgotten. Returns how many records went."""
+    from axes.utils import reset
+
+    return reset(username=membership.user.get_username())

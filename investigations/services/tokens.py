@@ -2,7 +2,9 @@ import hashlib
 import secrets
 from datetime import timedelta
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -25,7 +27,13 @@ def api_token_create(*, user, name: str) -> tuple[ApiToken, str]:
     if len(name) > 200:
         raise ValidationError({"name": _("A token name has at most 200 characters.")})
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(user=user, name=name, digest=_digest(raw), prefix=raw[:10])
+    token = ApiToken.objects.create(
+        user=user,
+        name=name,
+        digest=_digest(raw),
+        prefix=raw[:10],
+        expires_at=timezone.now() + timedelta(days=settings.API_TOKEN_DAYS),
+    )
     return token, raw
 
 
@@ -40,6 +48,7 @@ def api_token_authenticate(*, raw: str):
     token = (
         ApiToken.objects.select_related("user")
         .filter(digest=_digest(raw), revoked_at=None, user__is_active=True)
+        .filter(Q(expires_at=None) | Q(expires_at__gt=timezone.now()))
         .first()
     )
     if token is None:

@@ -4,6 +4,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import check_for_language
 from django.utils.translation import gettext_lazy as _
@@ -29,7 +30,13 @@ def profile(request: HttpRequest) -> HttpResponse:
     response = render(
         request,
         "investigations/profile.html",
-        {"form": form, "tokens": api_tokens_for(user=request.user), "new_token": new_token},
+        {
+            "form": form,
+            "tokens": api_tokens_for(user=request.user),
+            "new_token": new_token,
+            "now": timezone.now(),
+            "token_days": settings.API_TOKEN_DAYS,
+        },
     )
     # The page may hold a token shown once: no cache may keep it.
     response["Cache-Control"] = "no-store"

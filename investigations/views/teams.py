@@ -10,10 +10,12 @@ from investigations.access import membership_for_lead, team_for_user
 from investigations.choices import Role
 from investigations.forms import MembershipAddForm, RoleForm, TeamForm, WebhookForm, attach_errors
 from investigations.selectors import memberships_for_user, recent_deliveries, team_members
+from investigations.selectors.teams import locked_out_usernames
 from investigations.services.teams import (
     membership_add,
     membership_remove,
     membership_set_role,
+    membership_unlock,
     team_create,
     team_set_webhook,
 )
@@ -51,13 +53,17 @@ def team_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 attach_errors(add_form, error)
             else:
                 return redirect("team_detail", pk=team.pk)
+    members = team_members(team=team)
     return render(
         request,
         "investigations/team_detail.html",
         {
             "team": team,
             "is_lead": is_lead,
-            "members": team_members(team=team),
+            "members": members,
+            "locked": locked_out_usernames(usernames=[m.user.get_username() for m in members])
+            if is_lead
+            else set(),
             "roles": Role.choices,
             "add_form": add_form,
             "webhook_form": WebhookForm(initial={"webhook_url": team.webhook_url}),
@@ -71,7 +77,13 @@ def team_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def membership_edit(request: HttpRequest, pk: int) -> HttpResponse:
     membership = membership_for_lead(request.user, pk)
     try:
-        if request.POST.get("remove"):
+        if request.POST.get("unlock"):
+            membership_unlock(membership=membership)
+            messages.success(
+                request,
+                _("%(user)s may sign in again.") % {"user": membership.user.get_username()},
+            )
+        elif request.POST.get("remove"):
             membership_remove(membership=membership)
             if membership.user_id == request.user.pk:
                 return redirect("team_list")

@@ -549,7 +549,7 @@ def test_good_credentials_get_a_token_that_works_as_bearer(personas, username, t
     assert_status(response, 200)
     token = response.body["token"]
     assert token.startswith("pc_") and len(token) > 30
-    assert set(response.body) == {"token"}
+    assert set(response.body) == {"token", "expires_at"}
     teams = Client().get("/api/teams", headers={"Authorization": f"Bearer {token}"})
     assert teams.status_code == 200
     assert [t["name"] for t in teams.json()] == [team]

@@ -97,6 +97,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "investigations.middleware.chosen_language",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "investigations.uploads.UploadLimitMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "investigations.middleware.browser_time_zone",
@@ -119,6 +120,19 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "investigations.security.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "investigations.security.client_ip"
 AXES_VERBOSE = False
+# Uploads are measured while they stream (investigations/uploads.py): a file past
+# PERFCASE_UPLOAD_MAX_FILE_MB or a request past PERFCASE_UPLOAD_MAX_REQUEST_MB is stopped and
+# refused with a 413 before anything reads it; each kind of import has a smaller limit.
+FILE_UPLOAD_HANDLERS = [
+    "investigations.uploads.LimitedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+UPLOAD_MAX_FILE_MB = env_int("PERFCASE_UPLOAD_MAX_FILE_MB", 2048, minimum=1)
+UPLOAD_MAX_REQUEST_MB = env_int("PERFCASE_UPLOAD_MAX_REQUEST_MB", 20480, minimum=1)
+DATA_UPLOAD_MAX_NUMBER_FILES = 50
+# A file kept as the evidence of a traffic-path hop.
+PATH_EVIDENCE_MAX_MB = env_int("PERFCASE_PATH_EVIDENCE_MAX_MB", 50, minimum=1)
 # API tokens from POST /api/auth/token and the profile page stop working after this many days.
 API_TOKEN_DAYS = env_int("PERFCASE_API_TOKEN_DAYS", 30, minimum=1)
 

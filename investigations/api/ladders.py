@@ -16,7 +16,7 @@ from investigations.phrases import stored_text
 from investigations.selectors import ladder_get, ladder_points, ladder_sides
 from investigations.selectors.captures import ladder_captures
 from investigations.selectors.profiles import ladder_profiles
-from investigations.services.ladder_imports import ladder_import
+from investigations.services.ladder_imports import ladder_import, ladder_uploads_read
 from investigations.services.ladders import (
     ladder_analysis,
     ladder_cancel,
@@ -219,7 +219,7 @@ def ladder_results_import(*, request, investigation, side, format, files, option
         user=request.user,
         side_key=side,
         format=format,
-        files=[(upload.name, upload.read()) for upload in files],
+        files=ladder_uploads_read(files),
         ladder=onto,
         load=options["load"],
     )

@@ -14,7 +14,7 @@ from investigations.api.schemas import ErrorOut, Id
 from investigations.choices import ProfileFormat
 from investigations.models import Profile
 from investigations.selectors.profiles import profile_get, profiles_for
-from investigations.services.profiles import profile_import
+from investigations.services.profiles import profile_import, profile_uploads_read
 
 router = Router(tags=["profiles"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
@@ -162,6 +162,6 @@ def profiles_import(*, request, investigation, side, format, files, options) -> 
         user=request.user,
         side_key=side,
         format=format,
-        files=[(upload.name, upload.read()) for upload in files],
+        files=profile_uploads_read(files),
     )
     return {"profiles": imported}

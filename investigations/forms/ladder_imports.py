@@ -47,6 +47,3 @@ class ImportForm(forms.Form):
     def __init__(self, *args, ladders, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["ladder"].queryset = ladders
-
-    def files_read(self) -> list[tuple[str, bytes]]:
-        return [(upload.name, upload.read()) for upload in self.cleaned_data["file"]]

@@ -16,6 +16,3 @@ class ProfileImportForm(forms.Form):
         label=_("Files"),
         help_text=_("perf script output, or folded stacks: one profile a file."),
     )
-
-    def files_read(self) -> list[tuple[str, bytes]]:
-        return [(upload.name, upload.read()) for upload in self.cleaned_data["file"]]

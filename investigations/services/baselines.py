@@ -16,6 +16,7 @@ from investigations.selectors.baselines import baseline_table, host_roles
 from investigations.services.collections import artifact_store, target_succeed
 from investigations.services.findings import PairVerdicts, findings_record
 from investigations.services.timeline import timeline_event_log
+from investigations.uploads import uploads_read
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024
 MAX_IMPORT_FILES = 20
@@ -24,20 +25,8 @@ TOOL_FORMAT = {"fio": "fio-json", "iperf3": "iperf3-json", "sysbench": "sysbench
 
 
 def baseline_uploads_read(uploads) -> list[tuple[str, bytes]]:
-    """Uploaded files as (name, content), each refused by its size before it is read."""
-    for upload in uploads:
-        if upload.size > MAX_IMPORT_BYTES:
-            raise ValidationError(
-                {
-                    "file": _("%(file)s: larger than %(size)s MB.")
-                    % {"file": upload.name, "size": MAX_IMPORT_BYTES // (1024 * 1024)}
-                }
-            )
-    if len(uploads) > MAX_IMPORT_FILES:
-        raise ValidationError(
-            {"file": _("At most %(count)s files at a time.") % {"count": MAX_IMPORT_FILES}}
-        )
-    return [(upload.name, upload.read()) for upload in uploads]
+    """Uploaded result files as (name, content), refused by count and size before reading."""
+    return uploads_read(uploads, max_bytes=MAX_IMPORT_BYTES, max_files=MAX_IMPORT_FILES)
 
 
 def _row(measurement, **fields) -> BaselineResult:

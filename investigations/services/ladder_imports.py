@@ -21,6 +21,7 @@ from investigations.services.ladders import (
     load_unit,
 )
 from investigations.services.timeline import label_phrase
+from investigations.uploads import uploads_read
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # a file
 MAX_IMPORT_FILES = 50
@@ -218,3 +219,8 @@ def _import_steps(ladder_side: LadderSide, results: list) -> None:
         else:
             ladder_step_store(ladder_side=ladder_side, index=index, result=item)
     LadderStep.objects.bulk_update(old, ["index"])
+
+
+def ladder_uploads_read(uploads) -> list[tuple[str, bytes]]:
+    """Uploaded result files as (name, content), refused by count and size before reading."""
+    return uploads_read(uploads, max_bytes=MAX_IMPORT_BYTES, max_files=MAX_IMPORT_FILES)

@@ -1,5 +1,6 @@
 """The traffic path: nodes (hops) and edges, built by hand or from one line of text."""
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -196,6 +197,11 @@ def path_node_set_state(
         errors["link"] = _("A link has at most 2000 characters.")
     if collection is not None and collection.investigation_id != node.investigation_id:
         errors["collection"] = _("Choose a collection of this investigation.")
+    if file is not None and file.size > settings.PATH_EVIDENCE_MAX_MB * 1024 * 1024:
+        errors["file"] = _("%(file)s: larger than %(size)s MB.") % {
+            "file": file.name,
+            "size": settings.PATH_EVIDENCE_MAX_MB,
+        }
     if state != NodeState.NOT_CHECKED and not (note.strip() or link or file or collection):
         errors["note"] = _("Give the evidence: a note, a link, a file or a collection.")
     if errors:

@@ -30,6 +30,7 @@ from investigations.services.checklist import checklist_evidence, checklist_refr
 from investigations.services.collections import artifact_store, target_succeed
 from investigations.services.findings import PairVerdicts, findings_record
 from investigations.services.timeline import label_phrase, timeline_event_log
+from investigations.uploads import uploads_read
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
 MAX_IMPORT_FILES = 10
@@ -198,3 +199,8 @@ def _profiled(investigation: Investigation) -> Phrase | None:
     if not pairs:
         return None
     return Phrase(gettext_noop("CPU profiles of both sides of %(count)s pairs"), count=len(pairs))
+
+
+def profile_uploads_read(uploads) -> list[tuple[str, bytes]]:
+    """Uploaded profiles as (name, content), refused by count and size before reading."""
+    return uploads_read(uploads, max_bytes=MAX_IMPORT_BYTES, max_files=MAX_IMPORT_FILES)

@@ -26,7 +26,7 @@ from investigations.selectors import (
 )
 from investigations.selectors.captures import ladder_captures
 from investigations.selectors.profiles import ladder_profiles
-from investigations.services.ladder_imports import ladder_import
+from investigations.services.ladder_imports import ladder_import, ladder_uploads_read
 from investigations.services.ladders import (
     ladder_analysis,
     ladder_cancel,
@@ -96,7 +96,7 @@ def ladder_import_view(request: HttpRequest, pk: int) -> HttpResponse:
                 user=request.user,
                 side_key=data["side"],
                 format=data["format"],
-                files=form.files_read(),
+                files=ladder_uploads_read(data["file"]),
                 ladder=data["ladder"],
                 load=data["load"],
             )

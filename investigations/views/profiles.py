@@ -18,7 +18,7 @@ from investigations.forms import attach_errors
 from investigations.forms.profiles import ProfileImportForm
 from investigations.runs.profile import ProfileParameters
 from investigations.selectors.profiles import profile_get, profile_pairs, profiles_for
-from investigations.services.profiles import profile_import
+from investigations.services.profiles import profile_import, profile_uploads_read
 from investigations.views.investigations import investigation_page
 from investigations.views.pages import form_failed, form_or, query_id
 from investigations.views.panels import panel
@@ -170,7 +170,7 @@ def profile_import_view(request: HttpRequest, pk: int) -> HttpResponse:
                 user=request.user,
                 side_key=form.cleaned_data["side"],
                 format=form.cleaned_data["format"],
-                files=form.files_read(),
+                files=profile_uploads_read(form.cleaned_data["file"]),
             )
         except ValidationError as error:
             attach_errors(form, error)

@@ -306,6 +306,9 @@ COLLECTION_PARALLELISM = env_int("PERFCASE_COLLECTION_PARALLELISM", 32, minimum=
 # Every worker fails the targets and ladder sides past their deadline this often
 # (investigations/worker.py), so a killed worker's work never stays "running".
 SWEEP_SECONDS = env_int("PERFCASE_SWEEP_SECONDS", 30, minimum=1)
+# A ladder's run may take its steps and this much more (stopping the tools, the analysis);
+# past that its sides are failed.
+LADDER_GRACE_SECONDS = env_int("PERFCASE_LADDER_GRACE_SECONDS", 120, minimum=5)
 # How often an open page asks for new timeline events, in milliseconds.
 TIMELINE_POLL_MS = env_int("PERFCASE_TIMELINE_POLL_MS", 3000, minimum=500)
 

@@ -195,6 +195,10 @@ ENDED_TARGET_STATUSES = [TargetStatus.SUCCEEDED, TargetStatus.FAILED]
 # What a target or a ladder side still running past its deadline ends with: stored in
 # English, translated where it is shown ({% translate target.error %}).
 OVERDUE_MESSAGE = gettext_noop("Gave up: no result within the time limit.")
+# What a worker never began by its deadline: it was stopped (killed, a deploy) before it did.
+NEVER_RAN = gettext_noop(
+    "Gave up: no worker began this in time (a worker was stopped, or none is running)."
+)
 
 
 class FindingSeverity(ColouredChoices):

@@ -186,7 +186,9 @@ def _database_url(settings_dict: dict) -> str:
     return f"postgres://{auth}{host}:{port}/{settings_dict['NAME']}"
 
 
-def start_worker(queue: str, log_name: str = "celery-worker.log") -> tuple[subprocess.Popen, str]:
+def start_worker(
+    queue: str, log_name: str = "celery-worker.log", env: dict | None = None
+) -> tuple[subprocess.Popen, str]:
     """A `celery worker` process (concurrency 2, as make run's) on the test database and
     on `queue`; returns it with its host name once it answers a ping."""
     from django.db import connection
@@ -201,6 +203,7 @@ def start_worker(queue: str, log_name: str = "celery-worker.log") -> tuple[subpr
         "PERFCASE_QUEUE": queue,
         # The tests' webhook receivers listen on loopback, which production refuses.
         "PERFCASE_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
+        **(env or {}),
     }
     log = open(ARTIFACTS / log_name, "w")
     process = subprocess.Popen(

@@ -3,7 +3,7 @@
 from django.db.models import Prefetch, QuerySet, prefetch_related_objects
 from django.utils import timezone
 
-from investigations.choices import OVERDUE_MESSAGE
+from investigations.choices import NEVER_RAN, OVERDUE_MESSAGE
 from investigations.models import Collection, CollectionTarget, Investigation
 
 
@@ -13,9 +13,10 @@ def read_overdue_as_failed(rows: list) -> list:
     Only the loaded objects change: a read never writes."""
     now = timezone.now()
     for row in rows:
-        if row.status == "running" and row.deadline_at is not None and row.deadline_at < now:
-            row.status, row.error = "failed", OVERDUE_MESSAGE
-            row.phrases = {**(row.phrases or {}), "error": [OVERDUE_MESSAGE, {}]}
+        if row.status in ("queued", "running") and row.deadline_at and row.deadline_at < now:
+            message = NEVER_RAN if row.status == "queued" else OVERDUE_MESSAGE
+            row.status, row.error = "failed", message
+            row.phrases = {**(row.phrases or {}), "error": [message, {}]}
     return rows
 
 

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_noop
 from collectors.phrase import Phrase, as_phrase, joined
 from investigations.choices import (
     ENDED_TARGET_STATUSES,
+    NEVER_RAN,
     OVERDUE_MESSAGE,
     CollectionKind,
     EventKind,
@@ -110,9 +111,18 @@ def collection_request(
         requested_by=user,
         start_at=start_at or now + timedelta(milliseconds=settings.COLLECTION_START_DELAY_MS),
     )
+    # Until a worker claims them: targets no worker began (their worker was killed before
+    # it did, or none runs) are failed by the sweep once the run's own time has passed.
+    never_after = collection.start_at + timedelta(
+        seconds=collection_time_limit(collection=collection, targets=len(placements))
+    )
     targets = CollectionTarget.objects.bulk_create(
         CollectionTarget(
-            collection=collection, host=m.host, side=m.side, **with_phrases({"step": QUEUED})
+            collection=collection,
+            host=m.host,
+            side=m.side,
+            deadline_at=never_after,
+            **with_phrases({"step": QUEUED}),
         )
         for m in placements.values()
     )
@@ -270,13 +280,18 @@ def target_fail(*, target_id: int, error: "str | Phrase", attempt: int | None = 
 def targets_expire_overdue(*, collection: Collection | None = None) -> int:
     """Fail running targets past their deadline (their worker died or hung): the sweep."""
     overdue = CollectionTarget.objects.filter(
-        status=TargetStatus.RUNNING, deadline_at__lt=timezone.now()
+        status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING], deadline_at__lt=timezone.now()
     )
     if collection is not None:
         overdue = overdue.filter(collection=collection)
     count = 0
-    for target in overdue.only("pk", "attempts"):
-        target_fail(target_id=target.pk, error=Phrase(OVERDUE_MESSAGE), attempt=target.attempts)
+    for target in overdue.only("pk", "attempts", "status"):
+        never_ran = target.status == TargetStatus.QUEUED
+        target_fail(
+            target_id=target.pk,
+            error=Phrase(NEVER_RAN if never_ran else OVERDUE_MESSAGE),
+            attempt=target.attempts,
+        )
         count += 1
     return count
 

@@ -9,6 +9,7 @@ measure the same moment; each step records when it really started.
 import math
 from datetime import timedelta
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -23,6 +24,7 @@ from investigations.analysis.ladder import Point, find_divergence, find_knee
 from investigations.analysis.steps import cpu_average, ladder_outcome
 from investigations.choices import (
     ENDED_LADDER_STATUSES,
+    NEVER_RAN,
     OVERDUE_MESSAGE,
     RATE_TOOLS,
     EventKind,
@@ -166,6 +168,10 @@ def ladder_request(
             side=generators[key].side,
             load_generator=generators[key].host,
             url=urls[key],
+            # Until a worker claims it: a ladder no worker ran (its worker was killed before
+            # it began) is failed by the sweep after the time its run would have had.
+            deadline_at=ladder.start_at
+            + timedelta(seconds=len(steps) * slot + settings.LADDER_GRACE_SECONDS + 30),
         )
     ladder_log(
         ladder=ladder,
@@ -187,10 +193,10 @@ def ladder_request(
     )
     from investigations.tasks import ladder_run
 
-    limit = int(start_in + len(steps) * slot + 120)
+    limit = int(start_in + len(steps) * slot + settings.LADDER_GRACE_SECONDS)
     transaction.on_commit(
         lambda: ladder_run.apply_async(
-            args=[ladder.pk], soft_time_limit=limit, time_limit=limit + 60
+            args=[ladder.pk], soft_time_limit=limit, time_limit=limit + 30
         )
     )
     return ladder
@@ -303,17 +309,19 @@ def ladder_side_finish(
 def ladders_expire_overdue(*, ladder: Ladder | None = None) -> int:
     """Fail running sides past their deadline (their worker died or hung): of one ladder, or
     of all. Returns how many."""
-    overdue = LadderSide.objects.filter(status=LadderStatus.RUNNING, deadline_at__lt=timezone.now())
+    overdue = LadderSide.objects.filter(
+        status__in=[LadderStatus.QUEUED, LadderStatus.RUNNING], deadline_at__lt=timezone.now()
+    )
     if ladder is not None:
         overdue = overdue.filter(ladder=ladder)
-    side_ids = list(overdue.values_list("pk", flat=True))
-    for side_id in side_ids:
+    sides = list(overdue.values_list("pk", "status"))
+    for side_id, status in sides:
         ladder_side_finish(
             side_id=side_id,
             status=LadderStatus.FAILED,
-            error=Phrase(OVERDUE_MESSAGE),
+            error=Phrase(NEVER_RAN if status == LadderStatus.QUEUED else OVERDUE_MESSAGE),
         )
-    return len(side_ids)
+    return len(sides)
 
 
 def ladder_analysis(*, ladder: Ladder, points: dict[str, list[Point]] | None = None) -> dict:

@@ -78,9 +78,7 @@ def _wait_for_end(api, host) -> dict:
     )
 
 
-def test_a_real_host_is_scanned_in_the_worker_and_its_key_shown(
-    personas, celery_worker, sshd_host
-):
+def test_a_real_host_is_scanned_in_the_worker_and_its_key_shown(personas, celery_worker, sshd_host):
     host = host_create(
         team=personas.team,
         name="real",

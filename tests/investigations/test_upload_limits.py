@@ -25,9 +25,7 @@ def imports_path(personas) -> str:
     return f"/api/investigations/{personas.investigation.pk}/imports"
 
 
-def test_a_file_past_the_limit_is_stopped_while_it_streams_and_refused_with_413(
-    personas, settings
-):
+def test_a_file_past_the_limit_is_stopped_while_it_streams_and_refused_with_413(personas, settings):
     settings.UPLOAD_MAX_FILE_MB = 1
     api = ApiClient(personas.member)
 
@@ -38,9 +36,7 @@ def test_a_file_past_the_limit_is_stopped_while_it_streams_and_refused_with_413(
     )
 
     assert answer.status_code == 413
-    assert answer.json()["detail"] == (
-        "huge.folded is larger than 1 MB, the most a file may be."
-    )
+    assert answer.json()["detail"] == ("huge.folded is larger than 1 MB, the most a file may be.")
     assert not Profile.objects.exists()
 
 
@@ -63,9 +59,7 @@ def test_a_request_past_its_total_is_refused_though_each_file_is_small(personas,
     assert not Profile.objects.exists()
 
 
-def test_on_a_page_the_refusal_goes_back_where_it_came_from_with_the_reason(
-    personas, settings
-):
+def test_on_a_page_the_refusal_goes_back_where_it_came_from_with_the_reason(personas, settings):
     settings.UPLOAD_MAX_FILE_MB = 1
     client = personas.client(personas.member)
     case = f"/investigations/{personas.investigation.pk}/"

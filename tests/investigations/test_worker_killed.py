@@ -1,0 +1,170 @@
+"""A worker killed with SIGKILL (what `docker stop` does after 10 s, on every deploy) at any
+moment leaves nothing "running" or "queued" for long: once a worker is back, every target
+and every ladder side ends within its own deadline plus 30 s, failed with a message that
+names the cause, with nobody reading them (the checks read the database, not the API, which
+would show overdue work as failed on its own).
+
+The workers here run with short time limits (a 3 s connect timeout, an 8 s facts probe, a
+ladder grace of 5 s, a sweep every 2 s), the test process with the same settings, so that
+the deadlines come within the test's patience; the rules are the production ones.
+"""
+
+import os
+import signal
+import subprocess
+import time
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from app.celery import app
+from investigations.choices import NEVER_RAN, OVERDUE_MESSAGE, LadderStatus, TargetStatus
+from investigations.models import CollectionTarget, LadderSide
+from investigations.services.inventory import credential_create
+from tests.conftest import ApiClient, start_worker, stop_worker, wait_for
+from tests.conftest import trust_host_key as trust
+from tests.investigations.test_facts_end_to_end import place
+from tests.ladders import require
+from tests.loadservers import http_server
+
+pytestmark = pytest.mark.django_db(transaction=True)
+SHORT = {
+    "PERFCASE_SSH_CONNECT_TIMEOUT": "3",
+    "PERFCASE_FACTS_TIMEOUT": "8",
+    "PERFCASE_LADDER_GRACE_SECONDS": "5",
+    "PERFCASE_SWEEP_SECONDS": "2",
+}
+
+
+@pytest.fixture
+def workers(settings):
+    """start() -> (process, hostname): workers of this test's own, on a queue of its own,
+    with the short limits; each killed or stopped at the end."""
+    settings.SSH_CONNECT_TIMEOUT, settings.FACTS_TIMEOUT = 3, 8
+    settings.LADDER_GRACE_SECONDS, settings.SWEEP_SECONDS = 5, 2
+    queue, previous = f"perfcase-killed-{uuid.uuid4().hex[:8]}", app.conf.task_default_queue
+    app.conf.task_default_queue = queue
+    started = []
+
+    def start(listen: str = queue):
+        process, hostname = start_worker(listen, log_name=f"celery-{listen}.log", env=SHORT)
+        started.append(process)
+        return process, hostname
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            stop_worker(process)
+    app.conf.task_default_queue = previous
+
+
+def kill_hard(process: subprocess.Popen) -> None:
+    """SIGKILL to the worker and every process it started, as a container stop does."""
+    children = subprocess.run(
+        ["pgrep", "-P", str(process.pid)], capture_output=True, text=True
+    ).stdout.split()
+    for pid in [process.pid, *map(int, children)]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    process.wait(timeout=10)
+
+
+def ended_in_time(rows, ended_status: str, message: str) -> None:
+    for row in rows:
+        assert row.status == ended_status, (row.pk, row.status, row.error)
+        assert row.error == message, row.error
+        assert row.finished_at <= row.deadline_at + timedelta(seconds=30), (
+            row.finished_at,
+            row.deadline_at,
+        )
+
+
+def test_a_worker_killed_mid_collection_leaves_every_target_failed_by_its_deadline(
+    personas, test_hosts, start_host, workers
+):
+    credential = credential_create(
+        team=personas.team, user=personas.member, name="probe", private_key=test_hosts.client_key
+    )
+    api = ApiClient(personas.member)
+    first, _ = workers()
+    for side in ("a", "b"):
+        # The probe hangs until its time limit: the kill lands mid-run.
+        slow = start_host(f"slow-{side}", hang_tools=["systemd-detect-virt"])
+        trust(api, place(personas, credential, slow, side))
+    created = api.post(
+        f"/api/investigations/{personas.investigation.pk}/collections", {"kind": "facts"}
+    ).body
+    targets = CollectionTarget.objects.filter(collection_id=created["id"])
+    wait_for(lambda: targets.filter(began_at__isnull=False).count() == 2, timeout=60)
+
+    kill_hard(first)
+    workers()  # a worker is back (a restart); the killed one's message waits in Redis
+
+    wait_for(
+        lambda: not targets.filter(status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]),
+        timeout=120,
+        interval=0.5,
+    )
+    ended_in_time(targets.all(), TargetStatus.FAILED, OVERDUE_MESSAGE)
+
+
+def test_targets_no_worker_began_are_failed_by_their_deadline_too(
+    personas, test_hosts, start_host, workers, settings
+):
+    credential = credential_create(
+        team=personas.team, user=personas.member, name="probe", private_key=test_hosts.client_key
+    )
+    api = ApiClient(personas.member)
+    workers()
+    for side in ("a", "b"):
+        trust(api, place(personas, credential, start_host(f"idle-{side}"), side))
+    settings.FACTS_TIMEOUT = 2  # its deadline, set now, comes sooner
+    # The task goes to a queue no worker reads: as if its worker took it and was killed
+    # before it began.
+    app.conf.task_default_queue = f"perfcase-nobody-{uuid.uuid4().hex[:8]}"
+    created = api.post(
+        f"/api/investigations/{personas.investigation.pk}/collections", {"kind": "facts"}
+    ).body
+    targets = CollectionTarget.objects.filter(collection_id=created["id"])
+    assert {t.deadline_at > timezone.now() for t in targets} == {True}
+
+    wait_for(lambda: not targets.filter(status=TargetStatus.QUEUED), timeout=120, interval=0.5)
+    ended_in_time(targets.all(), TargetStatus.FAILED, NEVER_RAN)
+
+
+def test_a_worker_killed_mid_ladder_leaves_both_sides_failed_by_their_deadline(
+    personas, workers, place_ladder_hosts
+):
+    require("wrk")
+    first, _ = workers()
+    place_ladder_hosts()
+    api = ApiClient(personas.member)
+    with http_server(wait_ms=5) as server:
+        created = api.post(
+            f"/api/investigations/{personas.investigation.pk}/ladders",
+            {
+                "side_a_url": server,
+                "side_b_url": server,
+                "steps": [2],
+                "step_seconds": 10,
+                "warmup_seconds": 0,
+            },
+        )
+        assert created.status_code == 201, created.body
+        sides = LadderSide.objects.filter(ladder_id=created.body["id"])
+        wait_for(lambda: sides.filter(status=LadderStatus.RUNNING).count() == 2, timeout=60)
+        time.sleep(1)
+
+        kill_hard(first)
+        workers()
+
+        wait_for(
+            lambda: not sides.filter(status__in=[LadderStatus.QUEUED, LadderStatus.RUNNING]),
+            timeout=150,
+            interval=0.5,
+        )
+    ended_in_time(sides.all(), LadderStatus.FAILED, OVERDUE_MESSAGE)

@@ -52,13 +52,15 @@ test: install var messages static
 # host facts end to end through the API of a default stack of the bench's own (a temporary
 # var dir and port; `make run`'s var/ is never touched) against ansible, then the ladder,
 # then folding a large perf script against FlameGraph's stackcollapse-perf.pl, then
-# analysing a capture of 1.2 million packets against tshark (engine, and through a stack).
+# analysing a capture of 1.2 million packets against tshark (engine, and through a stack),
+# then the case page of 10,000 timeline events under gunicorn against a bare view.
 bench: install var
 	status=0; \
 	$(PY) -m tests.bench.bench_facts || status=$$?; \
 	$(PY) -m tests.bench.bench_ladder || status=$$?; \
 	$(PY) -m tests.bench.bench_fold || status=$$?; \
 	$(PY) -m tests.bench.bench_capture || status=$$?; \
+	$(PY) -m tests.bench.bench_case_page || status=$$?; \
 	exit $$status
 
 lint: install

@@ -308,6 +308,9 @@ COLLECTION_PARALLELISM = env_int("PERFCASE_COLLECTION_PARALLELISM", 32, minimum=
 SWEEP_SECONDS = env_int("PERFCASE_SWEEP_SECONDS", 30, minimum=1)
 # A ladder's run may take its steps and this much more (stopping the tools, the analysis);
 # past that its sides are failed.
+# The case page draws the newest this many timeline events; earlier ones load as they scroll
+# into view.
+TIMELINE_WINDOW = env_int("PERFCASE_TIMELINE_WINDOW", 50, minimum=10)
 LADDER_GRACE_SECONDS = env_int("PERFCASE_LADDER_GRACE_SECONDS", 120, minimum=5)
 # How often an open page asks for new timeline events, in milliseconds.
 TIMELINE_POLL_MS = env_int("PERFCASE_TIMELINE_POLL_MS", 3000, minimum=500)

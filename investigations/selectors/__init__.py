@@ -86,6 +86,7 @@ from investigations.selectors.timeline import (
     timeline_event_get,
     timeline_events,
     timeline_version,
+    timeline_window,
     timeline_with_milestones,
 )
 from investigations.selectors.tokens import (
@@ -163,6 +164,7 @@ __all__ = [
     "timeline_events",
     "STORY",
     "timeline_event_get",
+    "timeline_window",
     "timeline_with_milestones",
     "timeline_version",
     "users_of_teams",

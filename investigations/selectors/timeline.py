@@ -35,14 +35,59 @@ def timeline_with_milestones(*, investigation: Investigation, kind: str = "") ->
     """The events, and where the whole story is shown, the incident's start, detection,
     mitigation and resolution in their places."""
     events = list(timeline_events(investigation=investigation, kind=kind))
+    return _with_milestones(investigation, kind, events, since=None)
+
+
+def _with_milestones(investigation, kind: str, events: list, since) -> list:
     if kind not in ("", STORY):
         return events
     milestones = [
         Milestone(when, label)
         for field, label in MILESTONES
-        if (when := getattr(investigation, field)) is not None
+        if (when := getattr(investigation, field)) is not None and (since is None or when >= since)
     ]
     return sorted(events + milestones, key=lambda item: item.occurred_at)
+
+
+@dataclass(frozen=True)
+class TimelineWindow:
+    items: list  # events and milestones, oldest first
+    earlier: int  # events before the window, not shown
+    cursor: int | None  # the oldest event shown: ask for what came before it
+
+
+def timeline_window(
+    *, investigation: Investigation, kind: str = "", before: int | None = None, size: int = 100
+) -> TimelineWindow:
+    """The newest `size` events (or the `size` before the event `before`), oldest first, with
+    the milestones among them, and how many earlier events remain: a case of ten thousand
+    events is drawn a hundred at a time."""
+    events = timeline_events(investigation=investigation, kind=kind)
+    if before is not None:
+        anchor = events.filter(pk=before).values_list("occurred_at", "id").first()
+        if anchor is None:
+            return TimelineWindow([], 0, None)
+        events = events.filter(
+            Q(occurred_at__lt=anchor[0]) | Q(occurred_at=anchor[0], id__lt=anchor[1])
+        )
+    shown = list(events.order_by("-occurred_at", "-id")[:size])[::-1]
+    if not shown:
+        return TimelineWindow(_with_milestones(investigation, kind, [], None), 0, None)
+    oldest = shown[0]
+    earlier = events.filter(
+        Q(occurred_at__lt=oldest.occurred_at) | Q(occurred_at=oldest.occurred_at, id__lt=oldest.pk)
+    ).count()
+    # Milestones go with the window that holds their moment; the oldest window takes the rest.
+    since = oldest.occurred_at if earlier else None
+    items = _with_milestones(investigation, kind, shown, since)
+    if before is not None:
+        upto = _anchor_time(investigation, before)
+        items = [i for i in items if not isinstance(i, Milestone) or i.occurred_at < upto]
+    return TimelineWindow(items, earlier, oldest.pk if earlier else None)
+
+
+def _anchor_time(investigation: Investigation, event_id: int):
+    return investigation.events.filter(pk=event_id).values_list("occurred_at", flat=True).first()
 
 
 MILESTONES = [

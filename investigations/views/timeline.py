@@ -15,24 +15,32 @@ from investigations.selectors import (
     STORY,
     timeline_event_get,
     timeline_version,
-    timeline_with_milestones,
+    timeline_window,
 )
 from investigations.services.timeline import (
     timeline_entry_add,
     timeline_entry_delete,
     timeline_entry_edit,
 )
-from investigations.views.pages import wants_partial
+from investigations.views.pages import query_id, wants_partial
 from investigations.views.panels import panel
 
 
-def timeline_context(request: HttpRequest, investigation, *, kind: str | None = None) -> dict:
+def timeline_context(
+    request: HttpRequest, investigation, *, kind: str | None = None, before: int | None = None
+) -> dict:
     if kind is None:
         kind = request.GET.get("kind", "")
     kind = kind if kind in (*EventKind.values, STORY) else ""
+    window = timeline_window(
+        investigation=investigation, kind=kind, before=before, size=settings.TIMELINE_WINDOW
+    )
     return {
         "investigation": investigation,
-        "events": timeline_with_milestones(investigation=investigation, kind=kind),
+        # The newest events (a window of them: a long case is drawn a part at a time).
+        "events": window.items,
+        "earlier": window.earlier,
+        "cursor": window.cursor,
         "kind": kind,
         # "Story": what people did and found, without the checklist's bookkeeping.
         "kinds": [(STORY, _("Story")), *EventKind.choices],
@@ -67,7 +75,14 @@ def timeline(request: HttpRequest, pk: int) -> HttpResponse:
         kind = request.GET.get("kind", "")
         known = kind in (*EventKind.values, STORY)
         return redirect(f"{url}?kind={kind}#timeline" if known else url)
-    if request.GET.get("v") == timeline_version(investigation=investigation):
+    before = query_id(request, "before")
+    if before is not None:  # an earlier window, in place of the button that asked for it
+        response = render(
+            request,
+            "investigations/_timeline_window.html",
+            timeline_context(request, investigation, before=before),
+        )
+    elif request.GET.get("v") == timeline_version(investigation=investigation):
         response = HttpResponse(status=204)
     else:
         response = render(

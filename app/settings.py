@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import dj_database_url
+from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -89,6 +90,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -104,6 +106,26 @@ MIDDLEWARE = [
     # Last: it answers a sign-in that was refused for too many failures.
     "axes.middleware.AxesMiddleware",
 ]
+
+# Content-Security-Policy on every answer (django-csp): scripts only from our own static files
+# (htmx, plotly.js and ours are vendored; no inline script, no eval), styles ours plus the
+# inline styles plotly and Swagger UI set on their elements, nothing framed, forms posted
+# here only. Violations are reported to /csp-report/ and logged.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF, UNSAFE_INLINE],
+        "img-src": [SELF, "data:", "blob:"],
+        "font-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+        "report-uri": "/csp-report/",
+    }
+}
 
 # Password guessing: after PERFCASE_LOGIN_FAILURE_LIMIT failed sign-ins for one user name,
 # or from one address, sign-ins (the page, POST /api/auth/token and /admin/) are refused for

@@ -22,6 +22,7 @@ from investigations.views import path as path_views
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
+    path("csp-report/", health.csp_report, name="csp_report"),
     path("investigations/", investigations.investigation_list, name="investigation_list"),
     path("investigations/new/", investigations.investigation_new, name="investigation_new"),
     path(

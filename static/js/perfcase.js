@@ -118,3 +118,13 @@ function perfcaseSyncTransportFields(root) {
 }
 
 htmx.onLoad(perfcaseSyncTransportFields);
+
+// Behaviours that would otherwise be inline handlers, which the Content-Security-Policy forbids.
+document.addEventListener("click", function (event) {
+  var field = event.target.closest && event.target.closest("[data-select-on-click]");
+  if (field) field.select();
+});
+document.addEventListener("change", function (event) {
+  var field = event.target.closest && event.target.closest("[data-submit-on-change]");
+  if (field && field.form) field.form.submit();
+});

@@ -241,6 +241,26 @@ STORAGES = {
 }
 MEDIA_ROOT = Path(env_str("PERFCASE_MEDIA_ROOT", str(VAR_DIR / "media")))
 MEDIA_URL = "media/"
+# Artifacts (raw outputs, perf scripts, pcaps, evidence files) in S3-compatible object
+# storage instead of MEDIA_ROOT, so that workers on other machines share them with the web:
+# set the bucket (and the endpoint for anything but AWS). Downloads stream through the app.
+S3_BUCKET = env_str("PERFCASE_S3_BUCKET", "")
+if S3_BUCKET:
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": S3_BUCKET,
+            "endpoint_url": env_str("PERFCASE_S3_ENDPOINT_URL", "") or None,
+            "region_name": env_str("PERFCASE_S3_REGION", "") or None,
+            "access_key": env_str("PERFCASE_S3_ACCESS_KEY", "") or None,
+            "secret_key": env_str("PERFCASE_S3_SECRET_KEY", "") or None,
+            "location": env_str("PERFCASE_S3_PREFIX", "perfcase"),
+            "addressing_style": env_str("PERFCASE_S3_ADDRESSING_STYLE", "path"),
+            "default_acl": None,
+            "file_overwrite": False,
+            "querystring_auth": True,
+        },
+    }
 
 # Security. The production defaults satisfy `manage.py check --deploy`; each can be changed.
 SECURE_COOKIES = env_bool("PERFCASE_SECURE_COOKIES", not DEBUG)

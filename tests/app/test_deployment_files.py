@@ -24,7 +24,7 @@ def test_compose_sets_only_variables_the_settings_read():
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     services = _app_services(compose)
 
-    assert set(services) == {"migrate", "web", "worker"}
+    assert set(services) == {"migrate", "web", "worker", "worker-b"}
     for name, service in services.items():
         unknown = set(service.get("environment", {})) - READ_BY_SETTINGS
         assert not unknown, f"{name} sets {unknown}, which app/settings.py never reads"
@@ -46,3 +46,15 @@ def test_the_worker_and_web_run_the_same_image_on_postgres_and_redis():
         assert service["environment"]["CELERY_BROKER_URL"].startswith("redis://redis:")
     assert services["worker"]["command"][:4] == ["celery", "-A", "app", "worker"]
     assert "gunicorn" in (ROOT / "Dockerfile").read_text()
+
+
+def test_the_workers_share_no_disk_with_the_web_only_the_object_store():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = _app_services(compose)
+
+    for name, service in services.items():
+        assert not service.get("volumes"), f"{name} mounts {service['volumes']}"
+        assert service["environment"]["PERFCASE_S3_BUCKET"], name
+        assert service["environment"]["PERFCASE_S3_ENDPOINT_URL"] == "http://objects:8333"
+    assert compose["services"]["objects"]["image"].startswith("chrislusf/seaweedfs")
+    assert services["worker-b"]["command"] == services["worker"]["command"]

@@ -7,10 +7,8 @@ presents a dump from fixtures/hosts/; the probe signs in as the unprivileged per
 import io
 import os
 import re
-import socket
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -112,38 +110,9 @@ def test_scan_host_key_of_a_port_where_nothing_listens_is_unreachable(start_host
         scan_host_key(host.address, host.port, timeout=5)
 
 
-@pytest.fixture
-def silent_listener():
-    """A port on loopback that accepts connections and never says anything (a hung sshd, a
-    load balancer with no backend): (address, port)."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    accepted, stop = [], threading.Event()
-
-    def accept():
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                accepted.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()
-    stop.set()
-    thread.join()
-    for connection in accepted:
-        connection.close()
-    server.close()
-
-
 @pytest.mark.parametrize("timeout", [1.0, 2.0])
-def test_a_host_that_accepts_and_never_speaks_is_unreachable_and_says_so(
-    silent_listener, timeout
-):
-    address, port = silent_listener
+def test_a_host_that_accepts_and_never_speaks_is_unreachable_and_says_so(silent_port, timeout):
+    address, port = "127.0.0.1", silent_port
 
     with pytest.raises(Unreachable) as raised:
         scan_host_key(address, port, timeout=timeout)
@@ -153,8 +122,8 @@ def test_a_host_that_accepts_and_never_speaks_is_unreachable_and_says_so(
     )
 
 
-def test_a_pinned_connection_to_a_silent_host_is_unreachable_too(silent_listener, sshd_host):
-    address, port = silent_listener
+def test_a_pinned_connection_to_a_silent_host_is_unreachable_too(silent_port, sshd_host):
+    address, port = "127.0.0.1", silent_port
     endpoint = sshd_host.endpoint(address=address, port=port, connect_timeout=1)
 
     with pytest.raises(Unreachable, match="accepted the connection but sent no SSH banner"):

@@ -2,8 +2,6 @@
 host that accepts the connection and never speaks ends in words a person can act on, and
 the site keeps answering meanwhile."""
 
-import socket
-import threading
 import time
 
 import pytest
@@ -13,32 +11,6 @@ from investigations.services.inventory import host_create
 from tests.conftest import ApiClient, host_key_scanned, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def silent_port():
-    """127.0.0.1:port accepts connections and never sends a byte."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen()
-    held, stop = [], threading.Event()
-
-    def accept():
-        server.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    for connection in held:
-        connection.close()
-    server.close()
 
 
 def test_a_silent_host_is_scanned_in_the_worker_and_says_what_happened(

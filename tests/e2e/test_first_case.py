@@ -82,7 +82,7 @@ def test_a_note_being_typed_survives_a_colleagues_checklist_change(
     assert step.locator("textarea[name=notes]").input_value() == note
     assert step.locator("details.item-more").evaluate("d => d.open")
     step.locator("button:has-text('Save')").click()
-    page.wait_for_function("document.querySelector('#item-symptom .item-notes') !== null")
+    page.wait_for_function("() => document.querySelector('#item-symptom .item-notes') !== null")
     assert note in page.inner_text("#item-symptom .item-notes")
     # Once the note is saved, the colleague's change shows as well.
     page.wait_for_selector("#item-path .badge:has-text('In progress')", timeout=15000)

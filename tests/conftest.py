@@ -273,6 +273,11 @@ def host_key_scanned(api: ApiClient, host, timeout: float = 30.0) -> dict:
     """Ask a worker to scan the host's key and wait for the scan's end (done or failed)."""
     asked = api.post(f"/api/hosts/{host.pk}/host-key/scan")
     assert asked.status_code == 202, asked.body
+    return host_key_scan_end(api, host, timeout)
+
+
+def host_key_scan_end(api: ApiClient, host, timeout: float = 30.0) -> dict:
+    """The host's last scan once it has ended (done or failed)."""
     return wait_for(
         lambda: (
             (body := api.get(f"/api/hosts/{host.pk}/host-key/scan").body)["status"]

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from investigations.services.inventory import host_create
-from tests.conftest import ApiClient, host_key_scanned, wait_for
+from tests.conftest import ApiClient, host_key_scan_end, host_key_scanned
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,23 +30,11 @@ def test_a_silent_host_is_scanned_in_the_worker_and_says_what_happened(
     assert asked.status_code == 202 and asked.body["status"] == "scanning", asked.body
     assert answered_in < settings.SSH_CONNECT_TIMEOUT
     assert health.status_code == 200
-    ended = _wait_for_end(api, host)
+    ended = host_key_scan_end(api, host, timeout=60)
     assert ended["status"] == "failed" and ended["fingerprint"] is None
     assert ended["error"] == (
         f"127.0.0.1:{silent_port} accepted the connection but sent no SSH banner within "
         f"{settings.SSH_CONNECT_TIMEOUT:g} s"
-    )
-
-
-def _wait_for_end(api, host) -> dict:
-    return wait_for(
-        lambda: (
-            (body := api.get(f"/api/hosts/{host.pk}/host-key/scan").body)["status"]
-            in ("done", "failed")
-            and body
-        ),
-        timeout=60,
-        interval=0.2,
     )
 
 

@@ -163,6 +163,6 @@ def host_key_scan_task(host_id: int) -> None:
     try:
         host_key_scan_run(host_id=host_id)
     except SoftTimeLimitExceeded:
-        from investigations.services.hostkeys import SCAN_OVERDUE
+        from investigations.selectors.inventory import SCAN_OVERDUE
 
         host_key_scan_failed(host_id=host_id, error=SCAN_OVERDUE)

@@ -171,6 +171,14 @@ def table(measured: list[Measured], *, margin: float = DEFAULT_MARGIN) -> list[R
     return rows
 
 
+def verdict_counts(rows: list[Row]) -> dict[str, int]:
+    """How many rows say side A is better, worse, about equal."""
+    return {
+        verdict: sum(1 for row in rows if row.verdict == verdict)
+        for verdict in ("better", "worse", "about_equal")
+    }
+
+
 def value_text(value: float | None) -> str:
     if value is None:
         return "—"

@@ -1,7 +1,7 @@
 """Reads of the baseline pack: which hosts the network benchmarks run between, each side's
 newest result of every metric, and the table made of them."""
 
-from investigations.analysis.baseline import DEFAULT_MARGIN, Measured, Row, table
+from investigations.analysis.baseline import DEFAULT_MARGIN, Measured, Row, table, verdict_counts
 from investigations.choices import HostRole
 from investigations.models import BaselineResult, EnvironmentMember, Investigation
 from investigations.phrases import stored_text
@@ -91,9 +91,4 @@ def baseline_exists(*, investigation: Investigation) -> bool:
 def baseline_summary(*, investigation: Investigation) -> dict | None:
     """How many rows say side A is better, worse, about equal (None: no baseline yet)."""
     rows = baseline_table(investigation=investigation)
-    if not rows:
-        return None
-    return {
-        verdict: sum(1 for row in rows if row.verdict == verdict)
-        for verdict in ("better", "worse", "about_equal")
-    }
+    return verdict_counts(rows) if rows else None

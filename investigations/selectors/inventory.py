@@ -5,10 +5,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from itertools import zip_longest
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
+from collectors.phrase import Phrase
 from investigations.choices import HostRole, ScanStatus, SideKey
 from investigations.models import Credential, EnvironmentMember, Host, Investigation, Team
 from investigations.phrases import stored_text, translate
@@ -129,11 +132,20 @@ def host_pairs(*, investigation: Investigation) -> list[HostPair]:
     return pairs
 
 
+# A scan a worker never finished (none runs, or it was killed) reads as failed so.
+SCAN_OVERDUE = Phrase(
+    gettext_noop("Gave up: no worker finished the scan in time (are the workers running?).")
+)
+
+
+def scan_seconds() -> int:
+    """How long a scan may take: connecting to a jump host, then to the host."""
+    return 2 * settings.SSH_CONNECT_TIMEOUT + 10
+
+
 def host_key_scan_state(*, host: Host) -> dict:
     """The host's last scan as a person reads it: its status (a scan still "scanning" past
     its time limit reads as failed: no worker finished it), the key it saw, its error."""
-    from investigations.services.hostkeys import SCAN_OVERDUE, scan_seconds
-
     status, error = host.scan_status, stored_text(host, "scan_error")
     overdue = host.scan_requested_at and timezone.now() - host.scan_requested_at > timedelta(
         seconds=scan_seconds() + 30

@@ -2,9 +2,12 @@
 
 from collections.abc import Iterable
 
+from axes.models import AccessAttempt
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
+from django.utils import timezone
 
 from investigations.models import Membership, Team
 
@@ -54,11 +57,6 @@ def membership_get(*, team: Team, membership_id: int) -> Membership | None:
 
 def locked_out_usernames(*, usernames) -> set[str]:
     """Which of these users cannot sign in now: too many failed sign-ins (django-axes)."""
-    from axes.models import AccessAttempt
-    from django.conf import settings
-    from django.db.models import Sum
-    from django.utils import timezone
-
     # As django-axes counts them: a user's failures from every address, while they last.
     return set(
         AccessAttempt.objects.filter(

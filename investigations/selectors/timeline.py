@@ -63,6 +63,7 @@ def timeline_window(
     the milestones among them, and how many earlier events remain: a case of ten thousand
     events is drawn a hundred at a time."""
     events = timeline_events(investigation=investigation, kind=kind)
+    anchor = None
     if before is not None:
         anchor = events.filter(pk=before).values_list("occurred_at", "id").first()
         if anchor is None:
@@ -80,14 +81,9 @@ def timeline_window(
     # Milestones go with the window that holds their moment; the oldest window takes the rest.
     since = oldest.occurred_at if earlier else None
     items = _with_milestones(investigation, kind, shown, since)
-    if before is not None:
-        upto = _anchor_time(investigation, before)
-        items = [i for i in items if not isinstance(i, Milestone) or i.occurred_at < upto]
+    if anchor is not None:  # the later windows hold the milestones from the anchor on
+        items = [i for i in items if not isinstance(i, Milestone) or i.occurred_at < anchor[0]]
     return TimelineWindow(items, earlier, oldest.pk if earlier else None)
-
-
-def _anchor_time(investigation: Investigation, event_id: int):
-    return investigation.events.filter(pk=event_id).values_list("occurred_at", flat=True).first()
 
 
 MILESTONES = [

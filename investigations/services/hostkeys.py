@@ -12,20 +12,14 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import gettext_noop
 
 from collectors.errors import CollectorError
-from collectors.phrase import Phrase
 from collectors.ssh import Connection, HostKey, scan_host_key
 from investigations.choices import HostTransport, ScanStatus
 from investigations.connections import endpoint_for
 from investigations.models import Host
 from investigations.phrases import with_phrases
-
-
-def scan_seconds() -> int:
-    """How long a scan may take: connecting to a jump host, then to the host."""
-    return 2 * settings.SSH_CONNECT_TIMEOUT + 10
+from investigations.selectors.inventory import scan_seconds
 
 
 def _refuse_unscannable(host: Host) -> None:
@@ -79,11 +73,6 @@ def host_key_scan_failed(*, host_id: int, error) -> None:
     Host.objects.filter(pk=host_id).update(
         scan_status=ScanStatus.FAILED, **with_phrases({"scan_error": error})
     )
-
-
-SCAN_OVERDUE = Phrase(
-    gettext_noop("Gave up: no worker finished the scan in time (are the workers running?).")
-)
 
 
 def host_key_scan(*, host: Host) -> HostKey:

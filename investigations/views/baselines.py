@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from collectors.baseline import GROUP_LABELS
 from investigations.access import investigation_for_user
-from investigations.analysis.baseline import DEFAULT_MARGIN, ratio_figure
+from investigations.analysis.baseline import DEFAULT_MARGIN, ratio_figure, verdict_counts
 from investigations.api.baselines import baseline_download
 from investigations.choices import CollectionKind, HostRole, Role
 from investigations.forms import attach_errors
@@ -44,14 +44,10 @@ def table_context(investigation, margin: float = DEFAULT_MARGIN) -> dict:
         group_rows = [row for row in rows if row.group == group]
         if group_rows:
             groups.append((gettext(label), group_rows))
-    counts = {
-        verdict: sum(1 for row in rows if row.verdict == verdict)
-        for verdict in ("better", "worse", "about_equal")
-    }
     return {
         "baseline_rows": rows,
         "baseline_groups": groups,
-        "baseline_counts": counts,
+        "baseline_counts": verdict_counts(rows),
         "baseline_margin": margin,
         "role_labels": roles,
     }

@@ -30,10 +30,12 @@ def checklist_progress(items) -> tuple[int, int]:
 
 
 def checklist_version(*, investigation: Investigation) -> str:
-    """Changes whenever an item is added or changed (one aggregate query)."""
+    """Changes whenever an item is added or changed, or new baseline results arrive (the
+    "same sides" step shows their counts): two aggregate queries."""
     stats = investigation.checklist.aggregate(count=Count("id"), last=Max("updated_at"))
     last = stats["last"].timestamp() if stats["last"] else 0
-    return f"{stats['count']}-{last}"
+    baseline = investigation.baseline_results.aggregate(last=Max("id"))["last"] or 0
+    return f"{stats['count']}-{last}-{baseline}"
 
 
 def my_checklist_items(*, user: AbstractBaseUser) -> QuerySet[ChecklistItem]:

@@ -10,6 +10,7 @@ so no worker and no SSH session is ever started here."""
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -1046,3 +1047,18 @@ def test_the_checklist_links_the_baseline_pack_to_confirming_the_sides_match(per
     assert link in before and "(not run yet)" in before
     assert link in after and "(not run yet)" not in after
     assert "side A 0 worse, 1 better, 0 about equal" in after
+
+
+def test_the_polled_checklist_redraws_when_baseline_results_arrive(personas):
+    client = personas.client(personas.viewer)
+    path = f"/investigations/{personas.investigation.pk}/checklist/"
+    first = client.get(path, headers={"HX-Request": "true"}).content.decode()
+    version = re.search(r"\?v=([^\"&]+)", first).group(1)
+
+    unchanged = client.get(f"{path}?v={version}", headers={"HX-Request": "true"})
+    cpu_pair(ApiClient(personas.member), personas)
+    changed = client.get(f"{path}?v={version}", headers={"HX-Request": "true"})
+
+    assert unchanged.status_code == 204
+    assert changed.status_code == 200
+    assert "side A 0 worse, 1 better, 0 about equal" in changed.content.decode()

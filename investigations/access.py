@@ -1,7 +1,7 @@
 """Who may see and touch what. One helper per object and access level: outsiders get 404
 (they must not learn that the object exists), members below the role get 403."""
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.http import Http404
 from django.utils.translation import gettext_lazy as _
 
@@ -28,9 +28,9 @@ ROLE_REFUSALS = {
 def role_in_team(user, team_id: int) -> str | None:
     if not user.is_authenticated:
         return None
-    return (
-        Membership.objects.filter(user=user, team_id=team_id).values_list("role", flat=True).first()
-    )
+    roles = Membership.objects.filter(user=user, team_id=team_id).values_list("role", flat=True)
+    # A slice, not first(): one row at most, and no ORDER BY to build on every request.
+    return next(iter(roles[:1]), None)
 
 
 def require_role(user, team_id: int, role: str = Role.VIEWER) -> str:
@@ -55,9 +55,10 @@ def _team_id(obj) -> int:
 
 def _for_user(queryset, pk: int, user, role: str):
     """The object with this pk if the user holds `role` in its team, else 404 or 403."""
-    obj = queryset.filter(pk=pk).first()
-    if obj is None:
-        raise Http404(_("Not found."))
+    try:  # get(), not first(): no ORDER BY to build on every request
+        obj = queryset.get(pk=pk)
+    except ObjectDoesNotExist:
+        raise Http404(_("Not found.")) from None
     obj.user_role = require_role(user, _team_id(obj), role)
     return obj
 

@@ -1,5 +1,11 @@
+from functools import lru_cache
+
 from django import template
-from django.utils.html import format_html
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
 
 from investigations.choices import (
     DeliveryStatus,
@@ -78,3 +84,40 @@ def evidence_kind(value: str) -> str:
     from investigations.choices import EvidenceKind
 
     return EvidenceKind(value).label if value in EvidenceKind.values else value
+
+
+# The top bar's sections: the page's URL name marks one current when it starts with one of
+# the prefixes.
+SECTIONS = [
+    ("investigation_list", _("Investigations"), ("investigation",)),
+    ("root_cause_list", _("Knowledge base"), ("root_cause", "search")),
+    ("host_list", _("Hosts"), ("host",)),
+    ("credential_list", _("Credentials"), ("credential",)),
+    ("my_items", _("My items"), ("my_items",)),
+    ("team_list", _("Teams"), ("team",)),
+]
+
+
+@register.simple_tag(takes_context=True)
+def section_links(context) -> str:
+    """The top bar's links, the current section marked; the same for every page of a
+    section in a language, so drawn once and kept."""
+    match = getattr(context.get("request"), "resolver_match", None)
+    name = (match.url_name or "") if match else ""
+    current = next((url for url, _t, prefixes in SECTIONS if name.startswith(prefixes)), None)
+    return _section_links(current, get_language())
+
+
+CURRENT = mark_safe(' aria-current="page"')
+
+
+@lru_cache(maxsize=64)
+def _section_links(current: str | None, language: str) -> str:
+    return format_html_join(
+        "\n",
+        '<a href="{}"{}>{}</a>',
+        (
+            (reverse(url), CURRENT if url == current else "", title)
+            for url, title, _prefixes in SECTIONS
+        ),
+    )

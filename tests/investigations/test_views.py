@@ -2162,3 +2162,25 @@ def test_a_bad_time_zone_cookie_falls_back_to_utc(personas, cookie):
 
     assert response.status_code == 200
     assert "2025-01-02 01:00 UTC" in html(response)
+
+
+@pytest.mark.parametrize(
+    "path, current",
+    [
+        ("/investigations/", "/investigations/"),
+        ("/investigations/new/", "/investigations/"),
+        ("/knowledge/", "/knowledge/"),
+        ("/search/?q=governor", "/knowledge/"),
+        ("/hosts/", "/hosts/"),
+        ("/credentials/", "/credentials/"),
+        ("/checklist/mine/", "/checklist/mine/"),
+        ("/teams/", "/teams/"),
+        ("/profile/", None),
+    ],
+)
+def test_the_top_bar_marks_the_current_section_only(personas, path, current):
+    page = html(personas.client(personas.member).get(path))
+
+    marked = re.findall(r'<a href="([^"]+)" aria-current="page">', page)
+    assert marked == ([current] if current else [])
+    assert "&quot;page&quot;" not in page

@@ -29,6 +29,11 @@ urlpatterns = [
         "investigations/<int:pk>/", investigations.investigation_detail, name="investigation_detail"
     ),
     path(
+        "investigations/<int:pk>/head/",
+        investigations.investigation_head,
+        name="investigation_head",
+    ),
+    path(
         "investigations/<int:pk>/panels/<slug:name>/",
         panels.investigation_panel,
         name="investigation_panel",

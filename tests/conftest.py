@@ -2,12 +2,14 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 import uuid
 from dataclasses import dataclass
+from html import unescape
 from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import quote
@@ -57,6 +59,29 @@ class Personas:
 
 def fresh(obj):
     return type(obj).objects.get(pk=obj.pk)
+
+
+# The frames of an investigation page (the header's, each panel's), which htmx fills.
+FRAME = re.compile(
+    r'<(?P<tag>section|div) class="[^"]*\bframe\b[^"]*" id="[^"]+" hx-get="(?P<url>[^"]+)"'
+    r".*?</(?P=tag)>",
+    re.S,
+)
+
+
+def loaded_page(client: Client, url: str, data: dict | None = None, **headers) -> str:
+    """An investigation page as a browser shows it once htmx has filled its frames: the
+    page, then the header and each panel from its own URL in place of its frame (each must
+    answer 200)."""
+    response = client.get(url, data, **headers)
+    assert response.status_code == 200, f"{url} answered {response.status_code}"
+
+    def card(frame: re.Match) -> str:
+        panel = client.get(unescape(frame["url"]), HTTP_HX_REQUEST="true", **headers)
+        assert panel.status_code == 200, f"{frame['url']} answered {panel.status_code}"
+        return panel.content.decode()
+
+    return FRAME.sub(card, response.content.decode())
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ pages do not run hidden queries. Everything is re-exported here: import from
 
 from investigations.selectors.accounts import user_language
 from investigations.selectors.checklist import (
+    checklist_counts,
     checklist_item_by_key,
     checklist_item_get,
     checklist_items,
@@ -101,6 +102,7 @@ __all__ = [
     "api_tokens_for",
     "checklist_item_by_key",
     "checklist_item_get",
+    "checklist_counts",
     "checklist_items",
     "checklist_progress",
     "checklist_version",

@@ -28,9 +28,8 @@ from investigations.views.pages import form_failed, form_or, wants_partial
 from investigations.views.panels import panel
 
 
-def progress_bar(items) -> dict:
+def progress_bar(settled: int, total: int) -> dict:
     """What _checklist_progress.html reads: items settled, all items, the percentage."""
-    settled, total = checklist_progress(items)
     return {
         "settled": settled,
         "total": total,
@@ -43,7 +42,7 @@ def checklist_context(investigation, request: HttpRequest | None = None) -> dict
     return {
         "investigation": investigation,
         "items": items,
-        **progress_bar(items),
+        **progress_bar(*checklist_progress(items)),
         "statuses": ItemStatus.choices,
         "team_members": team_users(team_id=investigation.team_id),
         "checklist_version": checklist_version(investigation=investigation),

@@ -3,9 +3,11 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from investigations.access import investigation_for_user
 from investigations.choices import Role, SideKind, Status, allowed_status_moves
@@ -19,7 +21,7 @@ from investigations.forms import (
     attach_errors,
 )
 from investigations.selectors import (
-    checklist_items,
+    checklist_counts,
     host_pairs,
     hosts_for_user,
     investigation_tag_names,
@@ -42,8 +44,8 @@ from investigations.services.investigations import (
     side_update,
 )
 from investigations.views.checklist import progress_bar
-from investigations.views.pages import form_failed, form_or, paginate
-from investigations.views.panels import panel, panel_rows, panels_in_order
+from investigations.views.pages import form_failed, form_or, paginate, wants_partial
+from investigations.views.panels import panel, panel_menu, panels_html
 
 
 @login_required
@@ -113,28 +115,57 @@ def investigation_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def investigation_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """The header, then every registered panel (see views/panels.py): a feature's panel is
-    drawn by the feature's own context function and template, not here."""
+    """The title, then frames for the header and every registered panel (see
+    views/panels.py), which htmx fills: a feature's panel is drawn by the feature's own
+    context function and template, not here."""
     return investigation_page(request, investigation_for_user(request.user, pk))
 
 
 def investigation_page(request: HttpRequest, investigation, *, status: int = 200) -> HttpResponse:
-    """The whole page; after a failed form (see pages.form_failed) with status 400, the
-    form drawn in its own panel with its errors and values."""
+    """The page, which costs the same few queries however long the case; after a failed
+    form (see pages.form_failed) with status 400, the header and every panel drawn in
+    place, the form in its own panel with its errors and values."""
+    drawn = status != 200
     context = {
+        "investigation": investigation,
+        "head_drawn": drawn,
+        **(_head_context(investigation) if drawn else {}),
+        "panels": panels_html(request, investigation, drawn=drawn),
+        # The section menu that stays in view: one link a panel, in the page's order.
+        "panel_menu": panel_menu(),
+    }
+    return render(request, "investigations/investigation_detail.html", context, status=status)
+
+
+@require_safe
+@login_required
+def investigation_head(request: HttpRequest, pk: int) -> HttpResponse:
+    """The header's status line, the method's progress and the actions, which the page
+    loads once it is in; without JavaScript, on a page of their own (the frame links here)."""
+    investigation = investigation_for_user(request.user, pk)
+    head = render_to_string("investigations/_head.html", _head_context(investigation), request)
+    if wants_partial(request):
+        response = HttpResponse(head)
+    else:
+        shown = {"name": "case-head", "title": _("Status and actions")}
+        context = {"investigation": investigation, "panel": shown, "card": head}
+        response = render(request, "investigations/investigation_panel.html", context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _head_context(investigation) -> dict:
+    return {
         "investigation": investigation,
         "can_write": Role.rank(investigation.user_role) >= Role.rank(Role.RESPONDER),
         "is_lead": investigation.user_role == Role.LEAD,
         "status_moves": [Status(s) for s in allowed_status_moves(investigation.status)],
-        # Closing asks for the root cause: without one, the lead says why.
-        "has_root_cause": investigation.case_root_causes.exists(),
-        # The header's progress bar; the checklist panel swaps it when the list changes.
-        **progress_bar(checklist_items(investigation=investigation)),
-        "panel_rows": panel_rows(request, investigation),
-        # The section menu that stays in view: one link a panel, in the page's order.
-        "panel_menu": [(each.name, each.title) for each in panels_in_order()],
+        # Closing asks for the root cause: without one, the lead says why (a query the
+        # template makes only for a lead who may close).
+        "has_root_cause": investigation.case_root_causes.exists,
+        # The progress bar; the checklist panel swaps it when the list changes.
+        **progress_bar(*checklist_counts(investigation=investigation)),
     }
-    return render(request, "investigations/investigation_detail.html", context, status=status)
 
 
 @panel(

@@ -128,3 +128,18 @@ document.addEventListener("change", function (event) {
   var field = event.target.closest && event.target.closest("[data-submit-on-change]");
   if (field && field.form) field.form.submit();
 });
+
+// The investigation page loads its panels after it is in (see _panel_frame.html): a link to
+// a section (…/#timeline) stays on that section while the panels above it grow, until the
+// person scrolls for themselves.
+(function () {
+  var moved = false;
+  ["wheel", "touchmove", "keydown", "mousedown"].forEach(function (name) {
+    window.addEventListener(name, function () { moved = true; }, {passive: true, once: true});
+  });
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (moved || !location.hash || !event.detail.elt.classList) return;
+    var target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (target && target.classList.contains("card")) target.scrollIntoView();
+  });
+})();

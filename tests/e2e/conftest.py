@@ -36,6 +36,12 @@ def browser():
         browser.close()
 
 
+def panels_loaded(page, timeout: float = 30_000) -> None:
+    """Waits until htmx has filled every panel frame of an investigation page (the page
+    draws only the frames; each panel comes from its own URL)."""
+    page.wait_for_function("() => document.querySelector('.frame') === null", timeout=timeout)
+
+
 @pytest.fixture
 def sign_in(browser, live_server):
     """Open a fresh browser session signed in as a user; returns its page."""

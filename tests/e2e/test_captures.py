@@ -10,8 +10,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from investigations import tasks
 from investigations.models import Capture
 from investigations.services.captures import capture_analyse_stored, capture_import
+from tests.e2e.conftest import panels_loaded
 from tests.e2e.test_first_case import open_as
-from tests.e2e.test_profiles import CSP, PHONE, under_csp, watch_console
+from tests.e2e.test_profiles import PHONE, watch_console
 from tests.investigations.test_capture_views import SIDE_A, SIDE_B, keepalive_side
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -40,22 +41,6 @@ def analysed(personas, side: str, name: str, data: bytes) -> Capture:
     return capture
 
 
-def pages_under_csp(page) -> None:
-    """under_csp for the pages only: a request that Playwright intercepts loses the files of
-    its form, so an upload goes on untouched (its answer is a redirect to a page that gets
-    the policy)."""
-
-    def add_policy(route):
-        if route.request.method != "GET":
-            route.continue_()
-            return
-        response = route.fetch()
-        headers = {**response.headers, "content-security-policy": CSP}
-        route.fulfill(response=response, headers=headers)
-
-    page.route(lambda url: "/investigations/" in url, add_policy)
-
-
 def texts(locator) -> list[str]:
     return [text.strip() for text in locator.all_text_contents()]
 
@@ -74,7 +59,6 @@ def test_two_captures_compare_with_marks_and_both_sides_drawn(
     b = analysed(personas, "b", "checkout-b.pcapng", SIDE_B)
     page = sign_in(personas.member)
     problems = watch_console(page)
-    under_csp(page)
     page.goto(
         f"{live_server.url}/investigations/{personas.investigation.pk}/captures/compare/"
         f"?a={a.pk}&b={b.pk}"
@@ -129,7 +113,6 @@ def test_a_captures_page_draws_its_charts_and_lists_its_silences(
     a = analysed(personas, "a", "checkout-a.pcap", SIDE_A)
     page = sign_in(personas.member)
     problems = watch_console(page)
-    under_csp(page)
     page.goto(f"{live_server.url}/investigations/{personas.investigation.pk}/captures/{a.pk}/")
 
     assert page.inner_text("h1") == "checkout-a.pcap"
@@ -153,8 +136,8 @@ def test_a_capture_imported_through_the_page_shows_its_analysis_as_it_ends(
     path.write_bytes(SIDE_B)
     page = sign_in(personas.member)
     problems = watch_console(page)
-    pages_under_csp(page)
     page.goto(f"{live_server.url}/investigations/{personas.investigation.pk}/#captures")
+    panels_loaded(page)
 
     page.click("details.capture-import summary")
     page.select_option("#id_capture-side", "b")
@@ -180,6 +163,7 @@ def test_a_file_that_is_no_capture_is_refused_on_the_page(personas, sign_in, liv
     path.write_text("GET / HTTP/1.1\r\n" * 20)
     page = sign_in(personas.member)
     page.goto(f"{live_server.url}/investigations/{personas.investigation.pk}/#captures")
+    panels_loaded(page)
 
     page.click("details.capture-import summary")
     page.set_input_files("#id_capture-file", str(path))
@@ -204,7 +188,6 @@ def test_the_capture_pages_in_chinese(browser, personas, live_server, screenshot
         extra_http_headers={"Accept-Language": "zh-CN,zh;q=0.9"},
     )
     problems = watch_console(page)
-    under_csp(page)
     base = f"{live_server.url}/investigations/{personas.investigation.pk}"
     page.goto(f"{base}/captures/compare/?a={a.pk}&b={b.pk}")
 
@@ -216,6 +199,7 @@ def test_the_capture_pages_in_chinese(browser, personas, live_server, screenshot
     page.goto(f"{base}/captures/{a.pk}/")
     chart(page, "capture-timeline")
     page.goto(f"{base}/")
+    panels_loaded(page)
     page.wait_for_selector("#captures")
     assert problems == []
     page.context.close()
@@ -232,6 +216,7 @@ def test_the_capture_pages_fit_a_phone(browser, personas, live_server, screensho
         (f"{base}/panels/captures/", None, "panel"),
     ):
         page.goto(url)
+        panels_loaded(page)
         if name:
             drawn = chart(page, name)
             box = drawn.bounding_box()

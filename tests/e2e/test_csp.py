@@ -8,6 +8,7 @@ from django.core.management import call_command
 
 from investigations.management.commands.load_demo import DEMO_TITLE
 from investigations.models import Host, Investigation, Ladder, Profile, Team
+from tests.e2e.conftest import panels_loaded
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -69,6 +70,7 @@ def test_every_page_keeps_working_under_the_content_security_policy(browser, liv
         assert "script-src 'self'" in response.headers["content-security-policy"], path
         if ready:  # the page's script ran: the chart or the docs are there
             page.wait_for_selector(ready, timeout=15000)
+        panels_loaded(page)  # an investigation page's panels are in, scripts and all
         page.wait_for_load_state("networkidle")
         seen[path] = page.evaluate("window.__violations")
     context.close()

@@ -9,6 +9,7 @@ from investigations.services.checklist import checklist_item_update
 from investigations.services.inventory import host_create, member_add
 from investigations.services.path import path_from_text, path_node_update
 from tests.conftest import PASSWORD
+from tests.e2e.conftest import panels_loaded
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -66,6 +67,7 @@ def test_a_note_being_typed_survives_a_colleagues_checklist_change(
 ):
     page = sign_in(personas.member)
     page.goto(case_url(live_server, personas))
+    panels_loaded(page)
     step = page.locator("#item-symptom")
     step.locator("summary").click()
     note = "p99 from the LB access logs, 14:02 to 14:10"
@@ -95,6 +97,7 @@ def test_a_failed_form_shows_its_error_in_its_own_form_with_the_values_kept(
     furnish(personas)
     page = sign_in(personas.member)
     page.goto(case_url(live_server, personas))
+    panels_loaded(page)
     page.click("summary:has-text('Place a host on a side')")
     form = page.locator("#member-form")
     host = personas.team.hosts.get(name__startswith="order-api-a")
@@ -121,6 +124,7 @@ def test_the_case_page_fits_a_phone(browser, personas, live_server, screenshot):
     furnish(personas)
     page = open_as(browser, live_server, personas.lead, viewport=PHONE)
     page.goto(case_url(live_server, personas))
+    panels_loaded(page)
     page.wait_for_selector("#checklist")
 
     overflow = page.evaluate("document.documentElement.scrollWidth")
@@ -154,6 +158,7 @@ def test_the_case_page_in_chinese(browser, personas, live_server, screenshot):
         extra_http_headers={"Accept-Language": "zh-CN,zh;q=0.9"},
     )
     page.goto(case_url(live_server, personas))
+    panels_loaded(page)
     page.wait_for_selector("#checklist")
 
     assert page.get_attribute("html", "lang") == "zh-hans"
@@ -168,5 +173,6 @@ def test_the_case_page_in_chinese(browser, personas, live_server, screenshot):
     page.wait_for_load_state()
     assert page.get_attribute("html", "lang") == "en"
     page.goto(case_url(live_server, personas))
+    panels_loaded(page)
     assert page.get_attribute("html", "lang") == "en"
     page.context.close()

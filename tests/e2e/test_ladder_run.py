@@ -7,6 +7,7 @@ import pytest
 
 from investigations.models import Ladder
 from tests.conftest import wait_for
+from tests.e2e.conftest import panels_loaded
 from tests.ladders import none_left, require
 from tests.loadservers import http_server
 
@@ -21,6 +22,7 @@ def placed(place_ladder_hosts):
 
 def start_ladder(page, live_server, investigation, *, a: str, b: str, steps: str, seconds: int):
     page.goto(f"{live_server.url}/investigations/{investigation.pk}/#ladders")
+    panels_loaded(page)
     page.click("details.ladder-new summary")
     form = page.locator("details.ladder-new form")
     form.locator("input[name=ladder-side_a_url]").fill(a)

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from investigations.models import Ladder
+from tests.e2e.conftest import panels_loaded
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -27,6 +28,7 @@ def texts(locator) -> list[str]:
 
 def import_onto(page, live_server, investigation, *, side: str, name: str, ladder=None):
     page.goto(f"{live_server.url}/investigations/{investigation.pk}/#ladders")
+    panels_loaded(page)
     page.click("details.ladder-import summary")
     form = page.locator("details.ladder-import form")
     form.locator("select[name=import-side]").select_option(side)

@@ -3,6 +3,7 @@
 import pytest
 
 from investigations.models import ChecklistItem, PathNode
+from tests.e2e.conftest import panels_loaded
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -17,6 +18,7 @@ def test_a_typed_path_is_drawn_and_ruling_out_the_lb_moves_the_checklist(
 ):
     page = sign_in(personas.member)
     page.goto(f"{live_server.url}/investigations/{personas.investigation.pk}/")
+    panels_loaded(page)
     before = progress(page)
     assert before == (0, 11)
 
@@ -43,8 +45,7 @@ def test_a_typed_path_is_drawn_and_ruling_out_the_lb_moves_the_checklist(
     assert "HTTPS:443, short-lived" in page.inner_text("#path-figure")
     # Drawing the path completed its checklist step; the bar moved without a reload.
     page.wait_for_function(  # a function, not an expression: the CSP forbids eval
-        "() => document.querySelector('#checklist-progress progress').getAttribute('value')"
-        " === '1'"
+        "() => document.querySelector('#checklist-progress progress').getAttribute('value') === '1'"
     )
     assert ChecklistItem.objects.get(investigation=personas.investigation, key="path").auto
 
@@ -79,8 +80,7 @@ def test_a_typed_path_is_drawn_and_ruling_out_the_lb_moves_the_checklist(
             f"table.path-nodes tr:has-text('{label}') .badge:not(:has-text('Not checked'))"
         )
     page.wait_for_function(
-        "() => document.querySelector('#checklist-progress progress').getAttribute('value')"
-        " === '2'"
+        "() => document.querySelector('#checklist-progress progress').getAttribute('value') === '2'"
     )
     assert progress(page) == (2, 11)
     screenshot(page, "path-and-checklist")
@@ -89,6 +89,7 @@ def test_a_typed_path_is_drawn_and_ruling_out_the_lb_moves_the_checklist(
 def test_a_syntax_error_names_its_column_and_keeps_the_text(personas, sign_in, live_server):
     page = sign_in(personas.member)
     page.goto(f"{live_server.url}/investigations/{personas.investigation.pk}/")
+    panels_loaded(page)
 
     page.fill("input[name=path-text]", "lb -> -> app")
     page.click("#path-panel button:has-text('Draw')")
@@ -104,7 +105,9 @@ def test_a_colleague_sees_an_assignment_without_reloading(personas, sign_in, liv
     lead = sign_in(personas.lead)
     url = f"{live_server.url}/investigations/{personas.investigation.pk}/"
     member.goto(url)
+    panels_loaded(member)
     lead.goto(url)
+    panels_loaded(lead)
 
     item = lead.locator("#item-ladder")
     item.locator("select[name=assignee]").select_option("max")

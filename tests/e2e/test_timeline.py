@@ -6,6 +6,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from investigations.models import Investigation, TimelineEvent
+from tests.e2e.conftest import panels_loaded
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -27,11 +28,13 @@ def test_a_back_dated_action_lands_in_its_place_and_reaches_a_colleague(
     responder.fill("input[name=side_b_label]", "VM")
     responder.click("button:has-text('Open investigation')")
     responder.wait_for_selector("h1.title")
+    panels_loaded(responder)
     assert "A is 2.00× worse than B" in responder.inner_text("#symptom")
     investigation = Investigation.objects.get(title="Order API: TPS halved in containers")
 
     colleague = sign_in(personas.lead)
     colleague.goto(f"{live_server.url}/investigations/{investigation.pk}/")
+    panels_loaded(colleague)
     opened = colleague.locator("ol.timeline li").count()
     assert opened >= 1
 
@@ -68,6 +71,7 @@ def test_a_back_dated_action_lands_in_its_place_and_reaches_a_colleague(
 def test_a_note_without_javascript_errors_keeps_what_was_typed(personas, sign_in, live_server):
     page = sign_in(personas.member)
     page.goto(f"{live_server.url}/investigations/{personas.investigation.pk}/")
+    panels_loaded(page)
     page.select_option("#timeline-form select[name=kind]", "action")
     page.fill("#timeline-form textarea[name=summary]", "Scaled out, but forgot the action type")
     page.click("button:has-text('Add to timeline')")

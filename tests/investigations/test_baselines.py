@@ -20,7 +20,7 @@ from investigations.analysis.baseline import CSV_FIELDS, Measured, as_csv, table
 from investigations.choices import FindingStatus
 from investigations.models import BaselineResult, Collection, Finding, TimelineEvent
 from investigations.services.inventory import host_create, member_add
-from tests.conftest import ApiClient
+from tests.conftest import ApiClient, loaded_page
 
 pytestmark = pytest.mark.django_db
 DATA = Path(__file__).resolve().parent.parent / "collectors" / "data" / "baseline"
@@ -836,10 +836,10 @@ def test_the_investigation_page_shows_the_panel_empty_then_with_the_table(person
     client = personas.client(personas.member)
     path = f"/investigations/{personas.investigation.pk}/"
 
-    empty = page(client, path)
+    empty = loaded_page(client, path)
     cpu_pair(ApiClient(personas.member), personas)
     fio_pair(ApiClient(personas.member), personas)
-    full = page(client, path)
+    full = loaded_page(client, path)
 
     assert "No baseline yet" in empty
     assert "Start the baseline pack" in empty  # a responder may run it
@@ -853,7 +853,9 @@ def test_the_investigation_page_shows_the_panel_empty_then_with_the_table(person
 
 
 def test_a_viewer_sees_the_panel_without_the_form_to_run_the_pack(personas):
-    text_ = page(personas.client(personas.viewer), f"/investigations/{personas.investigation.pk}/")
+    text_ = loaded_page(
+        personas.client(personas.viewer), f"/investigations/{personas.investigation.pk}/"
+    )
 
     assert "No baseline yet" in text_
     assert "Start the baseline pack" not in text_
@@ -893,7 +895,7 @@ def test_the_baseline_page_has_no_chart_before_any_row_is_compared(personas):
     client = personas.client(personas.member)
     path = f"/investigations/{personas.investigation.pk}/baseline/"
 
-    empty = page(client, path)
+    empty = loaded_page(client, path)
     imported(ApiClient(personas.member), personas, "a", "sysbench-text", [("cpu.txt", cpu_1_a())])
     one_side = page(client, path)
 
@@ -1015,7 +1017,7 @@ def test_a_hostile_file_name_imported_is_escaped_on_the_investigation_page(perso
     client = personas.client(personas.member)
     assert import_on_page(client, personas, "a", [(name, cpu_1_a())]).status_code == 302
 
-    content = page(client, f"/investigations/{personas.investigation.pk}/")
+    content = loaded_page(client, f"/investigations/{personas.investigation.pk}/")
 
     assert "<img src=x" not in content
     assert "&lt;img src=x onerror=alert(1)&gt;.txt" in content  # on the timeline

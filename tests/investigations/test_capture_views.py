@@ -34,7 +34,7 @@ from investigations.choices import CaptureStatus
 from investigations.models import Capture
 from investigations.phrases import with_phrases
 from investigations.services.captures import capture_analyse_stored
-from tests.conftest import HOSTILE_STRINGS
+from tests.conftest import HOSTILE_STRINGS, loaded_page
 
 pytestmark = pytest.mark.django_db
 
@@ -179,7 +179,7 @@ def stored_files(media) -> list:
 
 
 def test_the_panel_says_what_captures_are_for_when_there_are_none(personas):
-    page = unescape(html(personas.client(personas.member).get(case_url(personas))))
+    page = unescape(loaded_page(personas.client(personas.member), case_url(personas)))
 
     assert 'id="captures"' in page
     assert "Packet captures" in page
@@ -597,7 +597,7 @@ def test_a_hostile_capture_name_shows_as_typed_everywhere(personas, pair, name):
     client = personas.client(personas.viewer)
 
     for url in (case_url(personas), detail_url(a), compare_url(personas, a, b)):
-        page = html(client.get(url))
+        page = loaded_page(client, url)
         assert "<script>alert(" not in page
         assert "<img src=x" not in page
         assert name[:40] in unescape(page) or name[:40] in page

@@ -6,7 +6,7 @@ import socket
 import pytest
 
 from investigations.services.inventory import credential_create, host_create, member_add
-from tests.conftest import ApiClient, host_key_scanned, wait_for
+from tests.conftest import ApiClient, host_key_scanned, loaded_page, wait_for
 from tests.conftest import trust_host_key as trust
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -189,8 +189,9 @@ def test_each_failing_host_fails_alone_with_a_message_a_person_can_act_on(
     assert facts["hanging"]["facts"]["kernel.release"]
     assert facts["no-lscpu"]["facts"]["cpu.sockets"] == 2
     assert facts["no-lscpu"]["facts"]["tools.lscpu"] is False
-    page = personas.client(personas.viewer).get(f"/investigations/{personas.investigation.pk}/")
-    html = page.content.decode()
+    html = loaded_page(
+        personas.client(personas.viewer), f"/investigations/{personas.investigation.pk}/"
+    )
     assert "connection refused" in html and "changed" in html
 
 

@@ -19,6 +19,7 @@ from investigations.services.facts import facts_store
 from investigations.services.inventory import host_create, member_add
 from investigations.services.ladder_imports import ladder_import
 from investigations.services.ladders import ladder_claim, ladder_request, ladder_step_store
+from tests.conftest import loaded_page
 from tests.investigations.test_collections import place_local_hosts
 
 pytestmark = pytest.mark.django_db
@@ -435,7 +436,7 @@ def test_the_path_add_forms_are_closed_until_asked_for_or_failed(personas):
     client = personas.client(personas.member)
     url = reverse("investigation_detail", args=[personas.investigation.pk])
 
-    closed = page(client.get(url))
+    closed = loaded_page(client, url)
     assert '<details class="path-add">' in closed
 
     failed = page(

@@ -6,7 +6,7 @@ from django.utils.html import escape
 from investigations.choices import EventKind, SideKind
 from investigations.models import Host, Investigation, Team, TimelineEvent
 from investigations.services.inventory import host_create
-from tests.conftest import HOSTILE_STRINGS
+from tests.conftest import HOSTILE_STRINGS, loaded_page
 
 pytestmark = pytest.mark.django_db
 
@@ -55,7 +55,7 @@ def new_form(team, **overrides) -> dict:
 
 
 def detail(personas, investigation) -> str:
-    return page_of(personas.client(personas.viewer).get(f"/investigations/{investigation.pk}/"))
+    return loaded_page(personas.client(personas.viewer), f"/investigations/{investigation.pk}/")
 
 
 @hostile

@@ -37,7 +37,7 @@ from investigations.services.ladders import (
     ladder_step_store,
     ladders_expire_overdue,
 )
-from tests.conftest import HOSTILE_STRINGS, fresh
+from tests.conftest import HOSTILE_STRINGS, fresh, loaded_page
 
 pytestmark = pytest.mark.django_db
 
@@ -1306,10 +1306,8 @@ def detail_url(ladder) -> str:
 
 def test_investigation_page_shows_the_empty_ladders_section_and_forms_to_responders(personas):
     for who in ("lead", "member"):
-        response = client_for(personas, who).get(investigation_url(personas))
-        page = html(response)
+        page = loaded_page(client_for(personas, who), investigation_url(personas))
 
-        assert response.status_code == 200
         assert 'id="ladders"' in page and "Ladder load tests" in page
         assert "No ladder yet." in page
         assert f'action="/investigations/{personas.investigation.pk}/ladders/"' in page
@@ -1319,10 +1317,8 @@ def test_investigation_page_shows_the_empty_ladders_section_and_forms_to_respond
 
 
 def test_investigation_page_shows_viewers_the_ladders_without_the_forms(personas):
-    response = personas.client(personas.viewer).get(investigation_url(personas))
-    page = html(response)
+    page = loaded_page(personas.client(personas.viewer), investigation_url(personas))
 
-    assert response.status_code == 200
     assert "No ladder yet." in page
     assert f'action="/investigations/{personas.investigation.pk}/ladders/"' not in page
     assert 'name="import-file"' not in page and 'name="ladder-steps"' not in page
@@ -1331,7 +1327,7 @@ def test_investigation_page_shows_viewers_the_ladders_without_the_forms(personas
 def test_investigation_page_lists_the_ladders(personas, ladder):
     imported = do_import(personas, "jmeter-ladder.jtl", format="jmeter-csv")
 
-    page = html(personas.client(personas.viewer).get(investigation_url(personas)))
+    page = loaded_page(personas.client(personas.viewer), investigation_url(personas))
 
     assert "No ladder yet." not in page
     assert f'href="/ladders/{ladder.pk}/"' in page and f'href="/ladders/{imported.pk}/"' in page
@@ -1343,7 +1339,7 @@ def test_investigation_page_is_hidden_from_outsiders(personas):
 
 
 def test_the_ladder_form_starts_with_the_last_ladders_urls(personas, ladder):
-    page = html(personas.client(personas.member).get(investigation_url(personas)))
+    page = loaded_page(personas.client(personas.member), investigation_url(personas))
 
     assert f'value="{URL_A}"' in page
     assert f'value="{URL_B.replace("&", "&amp;")}"' in page
@@ -1362,7 +1358,7 @@ def _table_cells(page: str, ladder) -> list[str]:
 def test_a_ladder_imported_onto_side_b_only_shows_under_side_b(personas):
     imported = do_import(personas, "ab.txt", side="b", format="ab")
 
-    page = html(personas.client(personas.viewer).get(investigation_url(personas)))
+    page = loaded_page(personas.client(personas.viewer), investigation_url(personas))
 
     cells = _table_cells(page, imported)
     # Ladder, Status, Steps, Side A, Side B, Started.
@@ -1566,7 +1562,7 @@ def test_a_url_with_shell_and_markup_characters_comes_out_escaped(personas, ladd
     ladder = request(personas, side_a_url=odd)
 
     page = html(personas.client(personas.viewer).get(detail_url(ladder)))
-    timeline = html(personas.client(personas.viewer).get(investigation_url(personas)))
+    timeline = loaded_page(personas.client(personas.viewer), investigation_url(personas))
 
     assert odd.replace("&", "&amp;") in page
     assert odd not in page

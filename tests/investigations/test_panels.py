@@ -13,7 +13,7 @@ from collectors.facts import FactsSnapshot
 from investigations.services.collections import collection_request, target_claim
 from investigations.services.facts import facts_store
 from investigations.views import panels
-from tests.conftest import HOSTILE_STRINGS
+from tests.conftest import HOSTILE_STRINGS, loaded_page
 from tests.investigations.test_collections import place_local_hosts
 
 pytestmark = pytest.mark.django_db
@@ -67,7 +67,9 @@ def registry(monkeypatch):
     """The registry as the app built it, restored after the test."""
     panels.panels_in_order()  # every feature module imported, so every panel registered
     monkeypatch.setattr(panels, "_registry", dict(panels._registry))
-    return panels._registry
+    yield panels._registry
+    monkeypatch.undo()
+    panels.panels_changed()  # no frame drawn with a panel of this test's stays kept
 
 
 # --- the registry ---------------------------------------------------------------------------
@@ -154,21 +156,154 @@ def test_a_panel_url_refuses_post(personas):
     assert response.status_code == 405
 
 
-# --- the page draws them all, each refreshable on its own ---------------------------------------
+# --- the page holds their frames; htmx loads each, each refreshable on its own -----------------
 
 
-def test_the_page_draws_every_panel_with_its_url_for_htmx_and_without(personas):
+def frame_tag(page: str, name: str) -> str:
+    """The opening tag of the panel's frame, which htmx fills."""
+    found = re.search(rf'<section class="card frame" id="{name}"[^>]*>', page)
+    assert found, f"no frame for {name}"
+    return found.group(0)
+
+
+def test_the_page_holds_every_panels_frame_loaded_by_htmx_and_linked_without(personas):
     investigation = personas.investigation
     page = html(client_for(personas, "member").get(page_url(investigation)))
 
     for name in PANELS:
         url = panel_url(investigation, name)
-        tag = card_tag(page, name)
+        tag = frame_tag(page, name)
         assert f'hx-get="{url}"' in tag
-        assert f'hx-trigger="refresh-{name} from:body"' in tag
+        assert f'hx-trigger="load, refresh-{name} from:body"' in tag
+        assert 'hx-swap="outerHTML"' in tag
         assert f'<a class="panel-link" href="{url}">' in page
-    order = [page.index(f'<section class="card" id="{name}"') for name in PANELS]
+        assert f'<noscript><p><a href="{url}">Open this section</a></p></noscript>' in page
+    order = [page.index(f'id="{name}"') for name in PANELS]
     assert order == sorted(order)
+    assert 'id="timeline-list"' not in page  # no panel's content: each comes on its own
+
+
+def test_the_frames_follow_each_readers_language_and_the_pages_query(personas):
+    investigation = personas.investigation
+    client = client_for(personas, "member")
+
+    english = html(client.get(page_url(investigation)))
+    chinese = html(client.get(page_url(investigation), HTTP_ACCEPT_LANGUAGE="zh-CN"))
+    again = html(client.get(page_url(investigation)))
+    asked = html(client.get(page_url(investigation), {"node": "7", "kind": "note"}))
+
+    assert ">Timeline</a>" in english and "Loading…" in english
+    assert ">时间线</a>" in chinese and "正在加载…" in chinese and "Loading…" not in chinese
+    assert again == english.replace(_csrf(english), _csrf(again))
+    timeline = panel_url(investigation, "timeline")
+    assert f'hx-get="{timeline}?node=7&amp;kind=note"' in frame_tag(asked, "timeline")
+
+
+def _csrf(page: str) -> str:
+    return re.search(r'"X-CSRFToken": "([^"]+)"', page).group(1)
+
+
+def test_once_loaded_each_card_refreshes_on_its_event_and_loads_no_more(personas):
+    page = loaded_page(client_for(personas, "member"), page_url(personas.investigation))
+
+    for name in PANELS:
+        tag = card_tag(page, name)
+        assert f'hx-trigger="refresh-{name} from:body"' in tag
+    assert ' frame"' not in page
+
+
+def test_the_page_runs_no_panels_queries(personas, django_assert_max_num_queries):
+    """However long the case, the page costs the same few queries: session, user, language,
+    investigation, role."""
+    client = client_for(personas, "lead")
+    client.get(page_url(personas.investigation))  # the session's first use aside
+
+    with django_assert_max_num_queries(5):
+        response = client.get(page_url(personas.investigation))
+
+    assert response.status_code == 200
+
+
+def test_the_page_holds_the_headers_frame_which_htmx_fills(personas):
+    investigation = personas.investigation
+    client = client_for(personas, "lead")
+    page = html(client.get(page_url(investigation)))
+    head = client.get(f"/investigations/{investigation.pk}/head/", **HX)
+
+    url = f"/investigations/{investigation.pk}/head/"
+    assert re.search(rf'<div class="case-head frame" id="case-head" hx-get="{url}"', page)
+    assert investigation.title in page and "Mark mitigated" not in page
+    assert head.status_code == 200 and "HX-Request" in head["Vary"]
+    text = html(head)
+    assert text.lstrip("\n").split(">", 1)[0].count('id="case-head"') == 1
+    assert '<span class="badge' in text and "Lead: lena" in text
+    assert "Mark mitigated" in text and "Close without a root cause" in text
+    assert 'id="checklist-progress"' in text
+
+
+def test_a_viewer_gets_the_header_without_actions(personas):
+    text = html(
+        client_for(personas, "viewer").get(
+            f"/investigations/{personas.investigation.pk}/head/", **HX
+        )
+    )
+
+    assert "Lead: lena" in text
+    assert "<form" not in text and "Edit" not in text
+
+
+@pytest.mark.parametrize("who", ["outsider", None])
+def test_the_header_is_hidden_from_outsiders_and_the_signed_out(personas, who):
+    client = client_for(personas, who) if who else Client()
+
+    response = client.get(f"/investigations/{personas.investigation.pk}/head/", **HX)
+
+    assert response.status_code == (404 if who else 302)
+    assert personas.investigation.title not in html(response)
+
+
+def test_without_htmx_the_header_is_a_page_of_its_own(personas):
+    investigation = personas.investigation
+    url = f"/investigations/{investigation.pk}/head/"
+    page = html(client_for(personas, "member").get(page_url(investigation)))
+
+    response = client_for(personas, "member").get(url)
+
+    assert f'<noscript><p><a href="{url}">Status and actions</a></p></noscript>' in page
+    text = html(response)
+    assert response.status_code == 200 and text.startswith("<!doctype html>")
+    assert "Mark mitigated" in text and investigation.title in text
+    assert f'href="{page_url(investigation)}#case-head"' in text
+
+
+def test_a_page_answering_a_failed_form_draws_everything_in_place(personas):
+    """No frame: the failed form shows, with its errors, in its panel, the header above."""
+    response = client_for(personas, "member").post(
+        f"/investigations/{personas.investigation.pk}/ladders/", {"ladder-steps": "x"}
+    )
+
+    page = html(response)
+    assert response.status_code == 400
+    assert ' frame"' not in page
+    assert 'id="case-head"' in page and "Mark mitigated" in page
+    for name in PANELS:
+        assert card_tag(page, name)
+
+
+def test_the_header_counts_the_settled_steps_as_the_checklist_does(personas):
+    investigation = personas.investigation
+    first, second = investigation.checklist.all()[:2]
+    first.status, second.status = "done", "not_applicable"
+    first.save(update_fields=["status"])
+    second.save(update_fields=["status"])
+    total = investigation.checklist.count()
+
+    page = loaded_page(client_for(personas, "viewer"), page_url(investigation))
+    panel = html(client_for(personas, "viewer").get(panel_url(investigation, "checklist"), **HX))
+
+    assert f'<progress max="{total}" value="2"' in page
+    assert f"2/{total} steps of the method" in page
+    assert f"<strong>2</strong> of {total} steps done" in panel
 
 
 def without_csrf(text: str) -> str:
@@ -176,10 +311,10 @@ def without_csrf(text: str) -> str:
     return re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", text)
 
 
-def test_the_page_and_a_refresh_draw_the_same_card(personas):
-    """One partial for both: what htmx swaps in is what the page drew first."""
+def test_the_loaded_page_and_a_refresh_draw_the_same_card(personas):
+    """One partial for both: what htmx swaps in later is what it loaded first."""
     client = client_for(personas, "lead")
-    page = without_csrf(html(client.get(page_url(personas.investigation))))
+    page = without_csrf(loaded_page(client, page_url(personas.investigation)))
 
     for name in PANELS:
         card = html(client.get(panel_url(personas.investigation, name), **HX)).strip()
@@ -187,7 +322,7 @@ def test_the_page_and_a_refresh_draw_the_same_card(personas):
 
 
 def test_the_polls_inside_the_panels_are_kept(personas):
-    page = html(client_for(personas, "member").get(page_url(personas.investigation)))
+    page = loaded_page(client_for(personas, "member"), page_url(personas.investigation))
 
     assert 'id="checklist-panel"' in page
     assert "every 3s, checklistChanged from:body" in page
@@ -291,10 +426,13 @@ def test_a_registered_panel_joins_the_page_in_its_order(personas, registry):
     investigation = personas.investigation
     client = client_for(personas, "member")
     with override_settings(TEMPLATES=sketch_templates()):
-        page = html(client.get(page_url(investigation)))
+        frames = html(client.get(page_url(investigation)))
+        page = loaded_page(client, page_url(investigation))
         alone = client.get(panel_url(investigation, "sketches"), **HX)
         fallback = client.get(panel_url(investigation, "sketches"))
 
+    assert f'hx-get="{panel_url(investigation, "sketches")}"' in frame_tag(frames, "sketches")
+    assert "3 drawings" not in frames
     tag = card_tag(page, "sketches")
     assert f'hx-get="{panel_url(investigation, "sketches")}"' in tag
     assert "3 drawings for Checkout p99 doubled" in page
@@ -312,7 +450,7 @@ def test_a_registered_panel_joins_the_page_in_its_order(personas, registry):
 def test_half_width_neighbours_share_a_row(personas, registry):
     page = html(client_for(personas, "member").get(page_url(personas.investigation)))
 
-    row = re.search(r'<div class="grid-2">\s*<section class="card" id="symptom"', page)
+    row = re.search(r'<div class="grid-2">\s*<section class="card frame" id="symptom"', page)
     assert row, "symptom and times side by side"
     after_symptom = page[row.end() :]
     assert after_symptom.index('id="times"') < after_symptom.index('id="path"')

@@ -51,7 +51,7 @@ from investigations.services.path import (
     path_node_set_state,
     path_node_update,
 )
-from tests.conftest import HOSTILE_STRINGS, fresh
+from tests.conftest import HOSTILE_STRINGS, fresh, loaded_page
 from tests.investigations.test_collections import BASE, _store, place_local_hosts
 
 pytestmark = pytest.mark.django_db
@@ -144,10 +144,11 @@ def page(response) -> str:
 
 
 def figure_of(response) -> dict:
-    """The plotly figure as the browser reads it from the json_script element."""
+    """The plotly figure as the browser reads it from the json_script element (of a
+    response, or of a page's text)."""
     match = re.search(
         r'<script id="path-figure-data" type="application/json">(.*?)</script>',
-        page(response),
+        response if isinstance(response, str) else page(response),
         re.S,
     )
     assert match, "the panel carries no path-figure-data"
@@ -1755,15 +1756,15 @@ def test_my_items_says_so_when_nothing_waits(world):
 
 
 def test_the_investigation_page_shows_progress_the_path_and_the_checklist_with_controls(world):
-    response = world.p.client(world.p.member).get(
-        reverse("investigation_detail", args=[_i(world)]), {"node": world.lb.pk}
+    html = loaded_page(
+        world.p.client(world.p.member),
+        reverse("investigation_detail", args=[_i(world)]),
+        {"node": world.lb.pk},
     )
 
-    html = page(response)
-    assert response.status_code == 200
     assert re.search(r'<div id="checklist-progress"[^>]*>\s*<progress max="11" value="1"', html)
     assert 'id="path"' in html and 'id="path-panel"' in html and 'id="checklist-panel"' in html
-    assert figure_of(response)["data"][0]["customdata"] == [world.lb.pk, world.app.pk]
+    assert figure_of(html)["data"][0]["customdata"] == [world.lb.pk, world.app.pk]
     for url in [
         reverse("path_text", args=[_i(world)]),
         reverse("path_node_new", args=[_i(world)]),
@@ -1777,12 +1778,12 @@ def test_the_investigation_page_shows_progress_the_path_and_the_checklist_with_c
 
 
 def test_a_viewer_sees_the_path_and_checklist_but_no_control_to_change_them(world):
-    response = world.p.client(world.p.viewer).get(
-        reverse("investigation_detail", args=[_i(world)]), {"node": world.lb.pk}
+    html = loaded_page(
+        world.p.client(world.p.viewer),
+        reverse("investigation_detail", args=[_i(world)]),
+        {"node": world.lb.pk},
     )
 
-    html = page(response)
-    assert response.status_code == 200
     assert 'id="checklist-progress"' in html and 'id="path-node-detail"' in html
     assert "Ladder load test to the knee" in html
     for url in [
@@ -1827,11 +1828,10 @@ def test_a_hostile_label_is_stored_intact_and_shown_escaped_everywhere(world, la
     assert response.status_code == 200
     created = PathNode.objects.get(label=label)
 
-    shown = p.client(p.viewer).get(
-        reverse("investigation_detail", args=[_i(world)]), {"node": created.pk}
+    html = shown = loaded_page(
+        p.client(p.viewer), reverse("investigation_detail", args=[_i(world)]), {"node": created.pk}
     )
 
-    html = page(shown)
     assert escape(label) in html
     if "<" in label:
         assert label not in html
@@ -1876,8 +1876,8 @@ def test_hostile_specifications_values_and_notes_are_stored_intact_and_shown_esc
 
     lb = fresh(world.lb)
     assert (lb.spec_a, lb.values_b, lb.state_note) == (text, {"limit": value}, text)
-    html = page(
-        p.client(p.viewer).get(reverse("investigation_detail", args=[_i(world)]), {"node": lb.pk})
+    html = loaded_page(
+        p.client(p.viewer), reverse("investigation_detail", args=[_i(world)]), {"node": lb.pk}
     )
     assert escape(text) in html
     assert "<script>alert" not in html and "<img src=x" not in html

@@ -18,7 +18,7 @@ from investigations.services.facts import facts_store
 from investigations.services.inventory import host_create, member_add
 from investigations.services.timeline import timeline_entry_add
 from investigations.services.webhooks import _event_payload
-from tests.conftest import ApiClient
+from tests.conftest import ApiClient, loaded_page
 
 CHINESE = {"HTTP_ACCEPT_LANGUAGE": "zh-CN,zh;q=0.9"}
 GOVERNOR = "CPU frequency governor is '%(governor)s' on side %(side)s"
@@ -61,12 +61,12 @@ def test_a_finding_keeps_its_english_and_the_phrase_it_was_made_from(personas, c
 
 
 def test_the_case_page_shows_findings_in_chinese_to_a_chinese_browser(personas, collected):
-    page = personas.client(personas.member).get(
-        f"/investigations/{personas.investigation.pk}/", **CHINESE
+    page = loaded_page(
+        personas.client(personas.member), f"/investigations/{personas.investigation.pk}/", **CHINESE
     )
 
-    assert escape(chinese(GOVERNOR, governor="powersave", side="A")) in page.text
-    assert "CPU frequency governor is" not in page.text
+    assert escape(chinese(GOVERNOR, governor="powersave", side="A")) in page
+    assert "CPU frequency governor is" not in page
 
 
 def test_the_api_answers_findings_in_the_language_asked_for_and_english_otherwise(

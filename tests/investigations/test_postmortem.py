@@ -18,7 +18,7 @@ from investigations.services.knowledge import case_root_cause_confirm, root_caus
 from investigations.services.ladder_imports import ladder_import
 from investigations.services.postmortem import postmortem_update
 from investigations.services.timeline import timeline_entry_add
-from tests.conftest import HOSTILE_STRINGS, ApiClient
+from tests.conftest import HOSTILE_STRINGS, ApiClient, loaded_page
 
 pytestmark = pytest.mark.django_db
 
@@ -756,7 +756,7 @@ def test_the_case_page_has_a_postmortem_panel(personas):
     ActionItem.objects.create(investigation=personas.investigation, title="Finished", done=True)
     browser = personas.client(personas.viewer)
 
-    page = browser.get(f"/investigations/{personas.investigation.pk}/").content.decode()
+    page = loaded_page(browser, f"/investigations/{personas.investigation.pk}/")
 
     assert 'id="postmortem"' in page
     assert f'href="/investigations/{personas.investigation.pk}/postmortem/"' in page

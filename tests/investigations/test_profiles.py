@@ -16,7 +16,7 @@ from collectors.ssh import Connection
 from investigations.choices import LadderStatus
 from investigations.models import ChecklistItem, Finding, Ladder, LadderSide, Profile
 from investigations.services.collections import collection_request
-from tests.conftest import ApiClient, require_real_tool, wait_for
+from tests.conftest import ApiClient, loaded_page, require_real_tool, wait_for
 from tests.conftest import trust_host_key as trust
 from tests.investigations.test_facts_end_to_end import place
 from tests.sshd import FIXTURES
@@ -139,8 +139,10 @@ def test_both_sides_are_profiled_together_and_what_burns_on_one_side_is_named(
     with raw.file.open("rb") as file:
         assert b"p256_point_mul" in file.read()
 
-    page = personas.client(personas.viewer).get(f"/investigations/{personas.investigation.pk}/")
-    assert "app-a ordersvc" in page.text
+    page = loaded_page(
+        personas.client(personas.viewer), f"/investigations/{personas.investigation.pk}/"
+    )
+    assert "app-a ordersvc" in page
 
 
 def test_each_host_says_why_it_cannot_be_profiled_while_the_others_carry_on(

@@ -20,7 +20,7 @@ from investigations.models import (
 )
 from investigations.services.findings import PairVerdicts, findings_record
 from investigations.services.investigations import investigation_create
-from tests.conftest import ApiClient
+from tests.conftest import ApiClient, loaded_page
 
 pytestmark = pytest.mark.django_db
 ANALYSIS = Path(__file__).resolve().parents[2] / "investigations" / "analysis"
@@ -215,7 +215,7 @@ def test_the_page_closes_without_a_root_cause_only_with_a_reason(personas):
     client = personas.client(personas.lead)
     url = f"/investigations/{personas.investigation.pk}/status/"
 
-    page = client.get(f"/investigations/{personas.investigation.pk}/").content.decode()
+    page = loaded_page(client, f"/investigations/{personas.investigation.pk}/")
     assert "Close without a root cause" in page
     client.post(url, {"status": "closed"})
     assert Investigation.objects.get(pk=personas.investigation.pk).status == Status.OPEN
@@ -232,7 +232,7 @@ def test_the_panel_confirms_an_entry_with_its_evidence_and_fix(personas):
     finding = governor_finding(personas, status="confirmed")
     governor = entry("cpu-governor-powersave")
     client = personas.client(personas.member)
-    page = unescape(client.get(f"/investigations/{personas.investigation.pk}/").content.decode())
+    page = unescape(loaded_page(client, f"/investigations/{personas.investigation.pk}/"))
     assert "No root cause confirmed yet" in page
     assert "What the findings point to" in page and "Name it the root cause" in page
 
@@ -248,7 +248,7 @@ def test_the_panel_confirms_an_entry_with_its_evidence_and_fix(personas):
     assert answer.status_code == 302
     found = CaseRootCause.objects.get()
     assert found.evidence == [{"kind": "finding", "id": finding.pk}]
-    page = unescape(client.get(f"/investigations/{personas.investigation.pk}/").content.decode())
+    page = unescape(loaded_page(client, f"/investigations/{personas.investigation.pk}/"))
     assert "cpupower frequency-set -g performance on every node" in page
     assert f"#finding-{finding.pk}" in page
     assert "What the findings point to" not in page
@@ -282,7 +282,7 @@ def test_a_new_entry_is_written_from_the_case_and_kept_for_the_next(personas):
     assert answer.status_code == 302
     written = RootCause.objects.get(title=HOSTILE)
     assert written.team == personas.team and written.created_by == personas.member
-    page = client.get(f"/investigations/{personas.investigation.pk}/").content.decode()
+    page = loaded_page(client, f"/investigations/{personas.investigation.pk}/")
     assert "<script>alert" not in page and "&lt;script&gt;alert" in page
 
 
@@ -319,11 +319,13 @@ def test_the_panel_and_its_entries_read_in_chinese(personas):
     governor = entry("cpu-governor-powersave")
     ApiClient(personas.member).patch(investigation_path(personas), {"root_cause": governor.pk})
 
-    page = personas.client(personas.viewer).get(
-        f"/investigations/{personas.investigation.pk}/", HTTP_ACCEPT_LANGUAGE="zh-CN"
+    page = loaded_page(
+        personas.client(personas.viewer),
+        f"/investigations/{personas.investigation.pk}/",
+        HTTP_ACCEPT_LANGUAGE="zh-CN",
     )
 
-    assert governor.title_zh in page.content.decode()
+    assert governor.title_zh in page
 
 
 # --- the write-up step -------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from investigations.models import TimelineEvent
 from investigations.services.investigations import investigation_update
+from tests.conftest import loaded_page
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -40,9 +41,7 @@ def earlier_link(html: str) -> str | None:
     return found.group(1).replace("&amp;", "&") if found else None
 
 
-def test_the_case_page_draws_the_newest_window_and_loads_the_rest_in_place(
-    personas, settings
-):
+def test_the_case_page_draws_the_newest_window_and_loads_the_rest_in_place(personas, settings):
     settings.TIMELINE_WINDOW = 100
     ids = many_events(personas, 250)
     before_all = min(
@@ -58,7 +57,7 @@ def test_the_case_page_draws_the_newest_window_and_loads_the_rest_in_place(
     )
     client = personas.client(personas.viewer)
 
-    page = client.get(f"/investigations/{personas.investigation.pk}/").content.decode()
+    page = loaded_page(client, f"/investigations/{personas.investigation.pk}/")
     seen = shown(page)
     total = TimelineEvent.objects.filter(investigation=personas.investigation).count()
     assert len(seen) == 100
@@ -86,9 +85,9 @@ def test_the_case_page_draws_the_newest_window_and_loads_the_rest_in_place(
 def test_a_short_case_shows_everything_and_no_button(personas):
     many_events(personas, 5)
 
-    page = personas.client(personas.viewer).get(
-        f"/investigations/{personas.investigation.pk}/"
-    ).content.decode()
+    page = loaded_page(
+        personas.client(personas.viewer), f"/investigations/{personas.investigation.pk}/"
+    )
 
     assert "earlier event" not in page
     assert len(shown(page)) >= 5

@@ -129,7 +129,7 @@ document.addEventListener("change", function (event) {
   if (field && field.form) field.form.submit();
 });
 
-// The investigation page loads its panels after it is in (see _panel_frame.html): a link to
+// The investigation page loads its panels after it is in (see panels.FRAME): a link to
 // a section (…/#timeline) stays on that section while the panels above it grow, until the
 // person scrolls for themselves.
 (function () {
@@ -137,9 +137,10 @@ document.addEventListener("change", function (event) {
   ["wheel", "touchmove", "keydown", "mousedown"].forEach(function (name) {
     window.addEventListener(name, function () { moved = true; }, {passive: true, once: true});
   });
-  document.addEventListener("htmx:afterSettle", function (event) {
-    if (moved || !location.hash || !event.detail.elt.classList) return;
+  document.addEventListener("htmx:afterSettle", function () {
+    if (moved || !location.hash) return;
     var target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
     if (target && target.classList.contains("card")) target.scrollIntoView();
+    if (!document.querySelector(".frame")) moved = true;  // all in: the page is the person's
   });
 })();

@@ -82,3 +82,23 @@ def test_a_note_without_javascript_errors_keeps_what_was_typed(personas, sign_in
         page.input_value("#timeline-form textarea[name=summary]")
         == "Scaled out, but forgot the action type"
     )
+
+
+def test_a_link_to_the_timeline_stays_there_while_the_panels_above_it_load(
+    personas, sign_in, live_server
+):
+    """The page draws frames and htmx fills them: the panels above the timeline grow after
+    the browser has jumped to #timeline, and the page keeps the timeline in view."""
+    page = sign_in(personas.member)
+    page.goto(f"{live_server.url}/investigations/{personas.investigation.pk}/#timeline")
+    panels_loaded(page)
+    page.wait_for_timeout(300)  # the last settle
+
+    top, at_end, height = page.evaluate(
+        """() => [document.getElementById('timeline').getBoundingClientRect().top,
+                  window.scrollY + window.innerHeight >= document.body.scrollHeight - 2,
+                  window.innerHeight]"""
+    )
+    # At the top of the window, or as near as the page's end lets it come.
+    assert abs(top) < 40 or (at_end and 0 <= top < height / 2), f"the timeline is at {top} px"
+    assert page.evaluate("() => window.scrollY") > 500

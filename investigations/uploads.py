@@ -102,10 +102,12 @@ def uploads_read(uploads, *, max_bytes: int, max_files: int) -> list[tuple[str, 
         )
     for upload in uploads:
         if upload.size > max_bytes:
-            raise ValidationError(
-                {
-                    "file": _("%(file)s: larger than %(size)s MB.")
-                    % {"file": upload.name, "size": max_bytes // MB}
-                }
-            )
+            raise too_large(upload.name, max_bytes)
     return [(upload.name, upload.read()) for upload in uploads]
+
+
+def too_large(name: str, max_bytes: int) -> ValidationError:
+    """The refusal of a file past its import's limit, named."""
+    return ValidationError(
+        {"file": _("%(file)s: larger than %(size)s MB.") % {"file": name, "size": max_bytes // MB}}
+    )

@@ -16,7 +16,7 @@ from investigations.selectors.baselines import baseline_table, host_roles
 from investigations.services.collections import artifact_store, target_succeed
 from investigations.services.findings import PairVerdicts, findings_record
 from investigations.services.timeline import timeline_event_log
-from investigations.uploads import uploads_read
+from investigations.uploads import too_large, uploads_read
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024
 MAX_IMPORT_FILES = 20
@@ -97,12 +97,7 @@ def baseline_import(
     rows = []
     for name, content in files:
         if len(content) > MAX_IMPORT_BYTES:
-            raise ValidationError(
-                {
-                    "file": _("%(file)s: larger than %(size)s MB.")
-                    % {"file": name, "size": MAX_IMPORT_BYTES // (1024 * 1024)}
-                }
-            )
+            raise too_large(name, MAX_IMPORT_BYTES)
         try:
             benchmark, values = parse_import(content.decode("utf-8", "replace"))
         except BenchmarkOutputError as error:

@@ -21,7 +21,7 @@ from investigations.services.ladders import (
     load_unit,
 )
 from investigations.services.timeline import label_phrase
-from investigations.uploads import uploads_read
+from investigations.uploads import too_large, uploads_read
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # a file
 MAX_IMPORT_FILES = 50
@@ -41,12 +41,7 @@ def _import_results(format: str, files: list[tuple[str, bytes]], load: float | N
     for name, content in files:
         where = f"{name}: "
         if len(content) > MAX_IMPORT_BYTES:
-            raise ValidationError(
-                {
-                    "file": _("%(file)s: larger than %(size)s MB.")
-                    % {"file": name, "size": MAX_IMPORT_BYTES // (1024 * 1024)}
-                }
-            )
+            raise too_large(name, MAX_IMPORT_BYTES)
         try:
             text = content.decode("utf-8")
         except UnicodeDecodeError as error:

@@ -30,7 +30,7 @@ from investigations.services.checklist import checklist_evidence, checklist_refr
 from investigations.services.collections import artifact_store, target_succeed
 from investigations.services.findings import PairVerdicts, findings_record
 from investigations.services.timeline import label_phrase, timeline_event_log
-from investigations.uploads import uploads_read
+from investigations.uploads import too_large, uploads_read
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
 MAX_IMPORT_FILES = 10
@@ -129,12 +129,7 @@ def profile_import(
     parsed = []
     for name, content in files:
         if len(content) > MAX_IMPORT_BYTES:
-            raise ValidationError(
-                {
-                    "file": _("%(file)s: larger than %(size)s MB.")
-                    % {"file": name, "size": MAX_IMPORT_BYTES // (1024 * 1024)}
-                }
-            )
+            raise too_large(name, MAX_IMPORT_BYTES)
         try:
             folded = PARSERS[format](content)
         except ValueError as error:

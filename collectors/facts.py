@@ -94,7 +94,8 @@ _BEGIN = re.compile(r"^@@([0-9a-f]{16}) begin ([a-z_]+)$", re.M)
 # dash's "sh: 1: lscpu: not found", bash's "lscpu: command not found", and timeout(1)'s
 # "timeout: failed to run command 'lscpu': No such file or directory".
 _NOT_FOUND = re.compile(
-    r"(?:([^\s:]+): (?:command )?not found|failed to run command '([^']+)'.*)\s*$"
+    # (?<!...): a name starts a word, or a search from each of its characters is quadratic.
+    r"(?:(?<![^\s:])([^\s:]+): (?:command )?not found|failed to run command '([^']+)'.*)\s*$"
 )
 
 

@@ -48,7 +48,7 @@ def validate_process(value: str) -> str:
 
 
 def validate_pid(value) -> int:
-    if isinstance(value, bool) or not str(value).strip().isdigit():
+    if isinstance(value, bool) or not str(value).strip().isdecimal():
         raise ValueError(Phrase(_("A PID is a whole number from 1.")))
     pid = int(str(value).strip())
     if not 1 <= pid <= 4_194_304:  # the kernel's highest pid_max

@@ -51,7 +51,7 @@ def sysbench_test(text: str) -> str | None:
     """Which sysbench test printed this: "cpu", "memory read", "memory write", or None."""
     if "events per second:" in text:
         return "cpu"
-    operation = re.search(r"^\s*operation: (read|write)", text, re.MULTILINE)
+    operation = re.search(r"^[ \t]*operation: (read|write)", text, re.MULTILINE)
     if "MiB transferred" in text and operation:
         return f"memory {operation.group(1)}"
     return None
@@ -60,7 +60,7 @@ def sysbench_test(text: str) -> str | None:
 def parse_sched_pipe(text: str) -> dict[str, float]:
     return {
         "usecs_per_op": _number(
-            r"^\s*([0-9.]+) usecs/op", text, "perf bench sched pipe", "usecs/op"
+            r"^[ \t]*([0-9.]+) usecs/op", text, "perf bench sched pipe", "usecs/op"
         )
     }
 
@@ -138,7 +138,7 @@ def parse_qperf_latency(text: str) -> dict[str, float]:
 
 
 def parse_ping(text: str) -> dict[str, float]:
-    received = re.search(r"(\d+) packets transmitted, (\d+) (?:packets )?received", text)
+    received = re.search(r"\b(\d+) packets transmitted, (\d+) (?:packets )?received", text)
     if received and int(received.group(2)) == 0:
         raise BenchmarkOutputError(Phrase(_("ping: no reply")))
     return {

@@ -86,7 +86,8 @@ _AB_ITEMS = [
 
 def _ab_stopped(lines: list[str]) -> None:
     for number, line in enumerate(lines, 1):
-        match = re.search(r"(apr_\w+: .+)$", line)
+        # \b: a search from every "apr_" inside one long word would be quadratic.
+        match = re.search(r"\b(apr_\w+: .+)$", line)
         if match:
             raise LoadResultError(
                 number,

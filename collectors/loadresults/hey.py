@@ -37,7 +37,7 @@ def _hey_distribution(lines: list[str], start: int):
     at = start
     while at < len(lines) and not lines[at].strip():
         at += 1
-    if at == len(lines) or not re.match(r"\S+% in", lines[at].strip()):
+    if at == len(lines) or not re.match(r"^\S+% in", lines[at].strip()):
         return [], start
     return percentile_rows(
         lines,

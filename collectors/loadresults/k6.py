@@ -156,8 +156,10 @@ def parse_k6_json(text: str) -> list[StepResult]:
     ]
 
 
-_K6_METRIC = re.compile(r"(?:[✓✗]\s+)?([a-z_][a-z0-9_]*)\s*\.{2,}:\s*(.*)")
-_K6_DURATION_PART = re.compile(rf"({NUM})(h|ms|m|s|µs|us|ns)")
+# Anchored, and a number starts where no digit is before it: a search from every position of
+# a long run would be quadratic.
+_K6_METRIC = re.compile(r"^(?:[✓✗]\s+)?([a-z_][a-z0-9_]*)\s*\.{2,}:\s*(.*)")
+_K6_DURATION_PART = re.compile(rf"(?<![\d.])({NUM})(h|ms|m|s|µs|us|ns)")
 _K6_DURATION = rf"(?:{NUM}(?:h|ms|m|s|µs|us|ns))+"
 _K6_BYTES = {"B": 1, "kB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4, "PB": 1000**5}
 _K6_LINES = {

@@ -57,7 +57,7 @@ _HEADER = re.compile(rf"(?<!{_W}){_W}++(\d++)/*+(\d++)?{_W}", re.ASCII)
 _EVENT = re.compile(rf":(?:{_W}*+(\d++){_W}++|{_W}++)(\S+):{_W}*+$", re.ASCII)
 # Frame: the head of /^\s*(\w+)\s*(.+) \((.*)\)/, the address and the white space
 # around it; the rest is found with rfind (see _split_frame).
-_FRAME_HEAD = re.compile(rf"{_W}*+(\w++){_W}*+", re.ASCII)
+_FRAME_HEAD = re.compile(rf"^{_W}*+(\w++){_W}*+", re.ASCII)
 _OFFSET = re.compile(r"[\da-f]+", re.ASCII)
 _ARGUMENTS = re.compile(r"\((?!anonymous namespace\)).*")
 _JIT_MAP = re.compile(r"/tmp/perf-\d+\.map", re.ASCII)

@@ -6,12 +6,19 @@ from django.utils.translation import gettext_lazy as _
 
 from investigations.choices import LoadKind, LoadTool
 
+MAX_LOAD_DIGITS = 9
+
 
 def parse_steps(text: str) -> list[int]:
     # Signs are read, so that "-5" is refused for what it is (a load below 1), not as text.
     words = [w for w in text.replace(",", " ").split() if w]
     if not words or not all(w.removeprefix("-").isdigit() and w.isascii() for w in words):
         raise ValidationError(_("Give the loads as whole numbers, e.g. 10, 20, 50, 100."))
+    if any(len(w) > MAX_LOAD_DIGITS for w in words):
+        # Python refuses to read an integer of thousands of digits (a ValueError, a 500).
+        raise ValidationError(
+            _("A load has at most %(count)s digits.") % {"count": MAX_LOAD_DIGITS}
+        )
     return [int(w) for w in words]
 
 

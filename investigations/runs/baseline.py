@@ -47,6 +47,7 @@ from collectors.baseline.suite import (
     INSTALL_HINT,
     MAX_FILE_MB,
     MAX_REPEAT,
+    MAX_SCRATCH_DIR,
     MAX_SECONDS,
     SERVER_TOOLS,
     TOOLS,
@@ -95,6 +96,7 @@ class BaselineParameters(forms.Form):
     scratch_dir = forms.CharField(
         required=False,
         strip=False,
+        max_length=MAX_SCRATCH_DIR,
         label=_("Scratch directory"),
         help_text=_("Where fio writes its scratch file, removed afterwards (default /var/tmp)"),
     )

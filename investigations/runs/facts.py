@@ -59,6 +59,7 @@ class FactsParameters(forms.Form):
     service = forms.CharField(
         required=False,
         strip=False,
+        max_length=64,
         label=_("Service process"),
         help_text=_("Optional: a process name (as in /proc/PID/comm, e.g. java) or a PID"),
     )

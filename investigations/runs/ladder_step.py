@@ -26,6 +26,7 @@ class LadderStepForm(forms.Form):
     )
     step = forms.CharField(
         required=False,
+        max_length=32,
         label=_("At its step"),
         help_text=_("A step number of the ladder, or knee: its load held again"),
     )
@@ -36,7 +37,7 @@ class LadderStepForm(forms.Form):
             return None
         if value == KNEE:
             return KNEE
-        if not value.isdigit() or int(value) < 1:
+        if not value.isdecimal() or int(value) < 1:
             raise ValidationError(_("A step number from 1, or knee."))
         return int(value)
 

@@ -27,6 +27,7 @@ from collectors.capture.remote import (
     DEFAULT_MAX_MB,
     DEFAULT_SECONDS,
     DEFAULT_SNAPLEN,
+    MAX_FILTER,
     MAX_MAX_MB,
     MAX_SECONDS,
     MAX_SNAPLEN,
@@ -66,6 +67,10 @@ def _validated(validate):
     return clean
 
 
+# A filter as typed, before its runs of spaces are collapsed to MAX_FILTER characters or fewer.
+FILTER_TYPED = 4 * MAX_FILTER
+
+
 class CaptureParameters(LadderStepForm):
     """What a capture collection may be given: the schema of the page's form and the API."""
 
@@ -91,24 +96,28 @@ class CaptureParameters(LadderStepForm):
     interface = forms.CharField(
         required=False,
         strip=False,
+        max_length=64,
         label=_("Interface"),
         help_text=_("Default any: every interface of the host"),
     )
     filter = forms.CharField(
         required=False,
         strip=False,
+        max_length=FILTER_TYPED,
         label=_("Capture filter"),
         help_text=_("pcap filter syntax, for both sides (e.g. tcp port 443)"),
     )
     filter_a = forms.CharField(
         required=False,
         strip=False,
+        max_length=FILTER_TYPED,
         label=_("Filter on side A"),
         help_text=_("Instead of the filter above, on side A only"),
     )
     filter_b = forms.CharField(
         required=False,
         strip=False,
+        max_length=FILTER_TYPED,
         label=_("Filter on side B"),
         help_text=_("Instead of the filter above, on side B only"),
     )

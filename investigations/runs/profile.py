@@ -66,10 +66,11 @@ class ProfileParameters(LadderStepForm):
     process = forms.CharField(
         required=False,
         strip=False,
+        max_length=64,
         label=_("Process"),
         help_text=_("A command name as pgrep -x matches it; empty: every CPU of the host"),
     )
-    pid = forms.CharField(required=False, strip=False, label=_("or PID"))
+    pid = forms.CharField(required=False, strip=False, max_length=32, label=_("or PID"))
     call_graph = forms.ChoiceField(
         required=False,
         choices=[("fp", _("frame pointers (-g)")), ("dwarf", _("DWARF (--call-graph dwarf)"))],

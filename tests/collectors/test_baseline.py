@@ -178,6 +178,9 @@ def test_a_scratch_directory_is_a_plain_absolute_path(value, expected):
         "/proc/1",
         "/tmp/`id`",
         "/tmp/\nx",
+        "/tmp//x",
+        "/" + "a" * 1024,
+        "/" + "a" * 40 + "!",
     ],
 )
 def test_a_hostile_scratch_directory_is_refused(value):

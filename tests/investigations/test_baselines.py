@@ -20,6 +20,7 @@ from investigations.analysis.baseline import CSV_FIELDS, Measured, as_csv, table
 from investigations.choices import FindingStatus
 from investigations.models import BaselineResult, Collection, Finding, TimelineEvent
 from investigations.services.inventory import host_create, member_add
+from tests.budget import within_a_second
 from tests.conftest import ApiClient, loaded_page
 
 pytestmark = pytest.mark.django_db
@@ -701,6 +702,19 @@ def test_a_baseline_collection_with_bad_parameters_is_refused_naming_the_field(
     assert answer.status_code == 400, answer.content
     assert [error["field"] for error in answer.body["errors"]] == [field]
     assert not Collection.objects.exists()
+
+
+@pytest.mark.parametrize("value", ["/" + "a" * 40 + "!", "/" + "a" * 1023 + "!", "/a" * 2000])
+def test_a_scratch_directory_made_to_backtrack_is_refused_at_once(personas, value):
+    """Issue 21: the old pattern backtracked exponentially: 28 characters took 25 s, 40 held a
+    web worker past its timeout. No host is needed to send it."""
+    with within_a_second("the request"):
+        answer = ApiClient(personas.member).post(
+            collections_path(personas), {"kind": "baseline", "scratch_dir": value}
+        )
+
+    assert answer.status_code == 400, answer.content
+    assert [error["field"] for error in answer.body["errors"]] == ["scratch_dir"]
 
 
 def test_a_baseline_collection_gets_the_defaults_and_each_sides_network_pair(personas):

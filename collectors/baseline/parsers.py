@@ -5,9 +5,9 @@ documented text otherwise. A text that is not what the tool prints raises
 BenchmarkOutputError, which says what was expected.
 """
 
-import json
 import re
 
+from collectors.jsontext import JsonRefused, read_json
 from collectors.phrase import Phrase
 from collectors.phrase import gettext_noop as _
 
@@ -78,13 +78,27 @@ def parse_stress_ng(text: str) -> dict[str, float]:
     raise _refuse("stress-ng --metrics-brief", "a stressor's bogo ops/s")
 
 
+def _json(text: str, tool: str, expected: str):
+    """The JSON value of a tool's output; malformed JSON is refused as not the tool's output,
+    JSON past the reader's limits (depth, number length, size) with the limit it passed."""
+    try:
+        return read_json(text)
+    except JsonRefused as error:
+        if error.syntax:
+            raise _refuse(tool, expected) from None
+        raise BenchmarkOutputError(
+            Phrase(_("not %(tool)s output: %(problem)s"), tool=tool, problem=error.phrase)
+        ) from None
+
+
 def parse_fio_json(text: str) -> dict[str, float]:
     """The four jobs of the pack (randread, randwrite, seqread, seqwrite), or any of them
     in a file made elsewhere (a job is recognised by its rw mode)."""
+    tool, expected = "fio --output-format=json", "a JSON object with jobs"
+    data = _json(text[text.find("{") :] if "{" in text else text, tool, expected)
     try:
-        data = json.loads(text[text.find("{") :] if "{" in text else text)
         jobs = data["jobs"]
-    except (ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         raise _refuse("fio --output-format=json", "a JSON object with jobs") from None
     shared = data.get("global options") or {}
     values: dict[str, float] = {}
@@ -110,10 +124,7 @@ def parse_fio_json(text: str) -> dict[str, float]:
 
 
 def parse_iperf3_json(text: str) -> dict[str, float]:
-    try:
-        data = json.loads(text)
-    except ValueError:
-        raise _refuse("iperf3 -J", "a JSON object") from None
+    data = _json(text, "iperf3 -J", "a JSON object")
     if not isinstance(data, dict):
         raise _refuse("iperf3 -J", "a JSON object")
     if data.get("error"):
@@ -173,8 +184,10 @@ def parse_import(text: str) -> tuple[str, dict[str, float]]:
     stripped = text.lstrip()
     if stripped.startswith("{"):
         try:
-            data = json.loads(stripped)
-        except ValueError:
+            data = read_json(stripped)
+        except JsonRefused as error:
+            if not error.syntax:
+                raise BenchmarkOutputError(error.phrase) from None
             data = None
         if isinstance(data, dict) and "jobs" in data:
             return "fio", parse_fio_json(stripped)

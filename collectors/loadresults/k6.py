@@ -1,10 +1,10 @@
 """k6's JSON summary (--summary-export, handleSummary) and its text summary."""
 
-import json
 import math
 import re
 from decimal import Decimal
 
+from collectors.jsontext import JsonRefused, read_json
 from collectors.loadresults.base import (
     END_OF_OUTPUT,
     NUM,
@@ -47,22 +47,18 @@ def parse_k6_json(text: str) -> list[StepResult]:
     k6 does not say why they failed."""
     source = read_text(text, "k6 JSON summary")
     try:
-        data = json.loads(source)
-    except json.JSONDecodeError as exc:
+        data = read_json(source)
+    except JsonRefused as error:
+        found = error.phrase
+        if error.syntax and error.column:
+            found = Phrase(
+                gettext_noop("invalid JSON at column %(column)s: %(error)s"),
+                column=error.column,
+                error=error.reason,
+            )
         raise LoadResultError(
-            exc.lineno,
-            Phrase(
-                gettext_noop(
-                    "expected a k6 JSON summary, found invalid JSON at column %(column)s: %(error)s"
-                ),
-                column=exc.colno,
-                error=exc.msg,
-            ),
-        ) from None
-    except RecursionError:
-        raise LoadResultError(
-            1,
-            Phrase(gettext_noop("expected a k6 JSON summary, found JSON nested too deep to read")),
+            error.line,
+            Phrase(gettext_noop("expected a k6 JSON summary, found %(found)s"), found=found),
         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("metrics"), dict):
         found = (

@@ -869,7 +869,7 @@ def test_a_locust_history_whose_user_count_never_holds_is_refused():
             '{"metrics": {"http_reqs": [1]}}',
             "metrics.http_reqs: expected the k6 metric http_reqs, found [1]",
         ),
-        ("[" * 100_000, "line 1: expected a k6 JSON summary, found JSON nested too deep to read"),
+        ("[" * 100_000, "expected a k6 JSON summary, found JSON nested deeper than 64 levels"),
     ],
 )
 def test_a_json_that_is_not_a_k6_summary_is_refused(text, message):

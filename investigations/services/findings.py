@@ -79,7 +79,7 @@ def findings_record(*, investigation: Investigation, pairs: list[PairVerdicts]) 
     entries = dict(
         RootCause.objects.filter(
             team__isnull=True,
-            slug__in={v.root_cause for pair in pairs for v in pair.verdicts if v.root_cause}
+            slug__in={v.root_cause for pair in pairs for v in pair.verdicts if v.root_cause},
         ).values_list("slug", "pk")
     )
     evaluated_pairs, seen = set(), set()

@@ -360,7 +360,10 @@ def test_operators_holding_the_permission_write_installation_entries(personas):
     assert chosen.status_code == 201 and chosen.body["owner"] == "installation"
     assert unpermitted.status_code == a_lead.status_code == 403
     assert not RootCause.objects.filter(title="Not allowed").exists()
-    assert ApiClient(personas.outsider).get(f"/api/root-causes/{response.body['id']}").status_code == 200
+    assert (
+        ApiClient(personas.outsider).get(f"/api/root-causes/{response.body['id']}").status_code
+        == 200
+    )
 
 
 def test_the_knowledge_base_needs_a_token(personas):

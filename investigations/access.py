@@ -15,6 +15,7 @@ from investigations.models import (
     Investigation,
     Ladder,
     Membership,
+    RootCause,
     Team,
 )
 
@@ -112,4 +113,50 @@ def capture_for_user(user, pk: int, role: str = Role.VIEWER):
 
     return _for_user(
         Capture.objects.select_related("investigation", "host", "side"), pk, user, role
+    )
+
+
+# --- the knowledge base ----------------------------------------------------------------------
+# An entry of a team is read by its members and edited by its leads; an entry of the
+# installation (`team` empty) is read by every signed-in user and edited only by operators:
+# staff holding the model permission, which making a team never grants.
+
+
+def knowledge_operator(user, action: str = "change") -> bool:
+    """Staff (or a superuser) holding `investigations.<action>_rootcause`."""
+    return bool(
+        user.is_authenticated
+        and user.is_active
+        and (user.is_staff or user.is_superuser)
+        and user.has_perm(f"investigations.{action}_rootcause")
+    )
+
+
+def root_cause_can_edit(user, root_cause: RootCause) -> bool:
+    if root_cause.team_id is None:
+        return knowledge_operator(user, "change")
+    return role_in_team(user, root_cause.team_id) == Role.LEAD
+
+
+def root_cause_for_user(user, pk: int, *, edit: bool = False) -> RootCause:
+    """The entry if the user may read it (else 404) and, with `edit`, edit it (else 403)."""
+    root_cause = RootCause.objects.select_related("team").filter(pk=pk).first()
+    readable = root_cause is not None and (
+        role_in_team(user, root_cause.team_id) is not None
+        if root_cause.team_id
+        else user.is_authenticated
+    )
+    if not readable:
+        raise Http404(_("No such root cause in the knowledge base."))
+    if edit and not root_cause_can_edit(user, root_cause):
+        raise PermissionDenied(root_cause_edit_refusal(root_cause))
+    return root_cause
+
+
+def root_cause_edit_refusal(root_cause: RootCause):
+    if root_cause.team_id:
+        return ROLE_REFUSALS[Role.LEAD]
+    return _(
+        "Only operators holding the permission to change root causes may edit the entries "
+        "every team reads."
     )

@@ -1,18 +1,20 @@
-"""The knowledge base of root causes (shared by every team) and the search over it and over
-the caller's own investigations."""
+"""The knowledge base of root causes (the installation's entries, read by every signed-in
+user, and each team's own, read by its members) and the search over it and over the caller's
+own investigations."""
 
 from datetime import datetime
+from typing import Literal
 
-from django.http import Http404
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils.translation import gettext as _
 from ninja import Field, Query, Router, Schema, Status
 
-from investigations.access import team_for_user
+from investigations.access import knowledge_operator, root_cause_for_user, team_for_user
 from investigations.api.schemas import ErrorOut, Id, Text, reject_nulls
 from investigations.choices import Role
 from investigations.selectors.knowledge import (
     root_cause_cases,
-    root_cause_get,
+    root_cause_history,
     root_causes_list,
     search_investigations,
 )
@@ -52,7 +54,13 @@ class RootCauseOut(Schema):
     monitoring_zh: str
     references: list[str]
     team: int | None = Field(
-        alias="team_id", description="the team that wrote it; null for the entries shipped"
+        alias="team_id",
+        description="the team that owns it (its members read it, its leads edit it); null for "
+        "the installation's entries",
+    )
+    owner: Literal["team", "installation"] = Field(
+        description="installation: read by every signed-in user, edited by operators holding "
+        "`change_rootcause` (the entries shipped are); team: the team's own"
     )
     created_at: datetime
     updated_at: datetime
@@ -105,8 +113,12 @@ class RootCauseIn(RootCauseFields):
     title: Text
     team: Id | None = Field(
         None,
-        description="the writing team, one where the caller is a responder or lead "
-        "(default: the first such team by name)",
+        description="the owning team, one the caller leads (default: the one team they lead)",
+    )
+    owner: Literal["team", "installation"] | None = Field(
+        None,
+        description="installation: an entry every signed-in user reads, written by operators "
+        "holding `add_rootcause` (the default for an operator who leads no team)",
     )
 
 
@@ -129,6 +141,23 @@ class RootCausePatch(Schema):
     references: list[Text] | None = None
 
 
+class RevisionOut(Schema):
+    id: int
+    author: str = Field(alias="author_name", description="the user name of who edited it")
+    at: datetime = Field(alias="created_at")
+    fields: list[str] = Field(description="the fields changed")
+    previous: dict[str, str | list[str]] = Field(description="each changed field's text before")
+    current: dict[str, str | list[str]] = Field(description="and after")
+
+    @staticmethod
+    def resolve_fields(obj) -> list[str]:
+        return sorted(obj.current)
+
+
+class RevisionListOut(Schema):
+    items: list[RevisionOut]
+
+
 class FoundInvestigationOut(Schema):
     investigation: int = Field(alias="pk")
     title: str
@@ -147,66 +176,84 @@ class SearchOut(Schema):
     )
 
 
-def _entry(pk: int):
-    root_cause = root_cause_get(pk=pk)
-    if root_cause is None:
-        raise Http404(_("Not found."))
-    return root_cause
-
-
 def _detail(request, root_cause):
     root_cause.visible_cases = list(root_cause_cases(root_cause=root_cause, user=request.user))
     return root_cause
 
 
-def _writing_team(user, team_id: int | None):
-    """The team an entry is written for: the one named (404 outside it, 403 as a viewer), or
-    the caller's first team where they write; none for staff outside any team."""
+def _owning_team(user, team_id: int | None, owner: str | None):
+    """The team a new entry is for: the one named (404 outside it, 403 below lead), else the
+    one team the caller leads; None for the installation (whose writers the service checks)."""
+    if owner == "installation":
+        if team_id is not None:
+            raise ValidationError({"team": _("An entry of the installation has no team.")})
+        return None
     if team_id is not None:
-        return team_for_user(user, team_id, Role.RESPONDER)
-    return teams_with_role(user=user, roles=[Role.RESPONDER, Role.LEAD]).first()
+        return team_for_user(user, team_id, Role.LEAD)
+    led = list(teams_with_role(user=user, roles=[Role.LEAD])[:2])
+    if len(led) == 1:
+        return led[0]
+    if led:
+        raise ValidationError({"team": _("You lead several teams: name the one it is for.")})
+    if owner is None and knowledge_operator(user, "add"):
+        return None
+    raise PermissionDenied(_("Only the leads of a team may write root causes, for their team."))
 
 
 @router.get("/root-causes", response={200: RootCauseListOut, **ERRORS})
 def root_causes_index(request, filters: Query[RootCauseQuery]):
-    """The knowledge base, shared by every team: by category and title, or with `q` the
-    entries that match it (in English or Chinese, words or prefixes of three letters or
-    more), best first, each with its `score`. `category` narrows either."""
-    return {"items": list(root_causes_list(q=filters.q, category=filters.category))}
+    """The entries the caller reads (the installation's and their teams' own): by category
+    and title, or with `q` those that match it (in English or Chinese, words or prefixes of
+    three letters or more), best first, each with its `score`. `category` narrows either."""
+    entries = root_causes_list(user=request.user, q=filters.q, category=filters.category)
+    return {"items": list(entries)}
 
 
 @router.post("/root-causes", response={201: RootCauseDetailOut, **ERRORS})
 def root_causes_create(request, payload: RootCauseIn):
-    """A new entry, written in English and (beside it) Chinese. Responders and leads of any
-    team, and staff, may write one; the entry belongs to the writing team and is read by all."""
+    """A new entry, written in English and (beside it) Chinese: a lead writes it for a team
+    they lead (its members read it); an operator holding `add_rootcause` may write one of
+    the installation (`owner: "installation"`), which every signed-in user reads."""
     fields = payload.dict()
-    team = _writing_team(request.user, fields.pop("team"))
+    team = _owning_team(request.user, fields.pop("team"), fields.pop("owner"))
     root_cause = root_cause_create(user=request.user, team=team, **fields)
     return Status(201, _detail(request, root_cause))
 
 
 @router.get("/root-causes/{root_cause_id}", response={200: RootCauseDetailOut, **ERRORS})
 def root_causes_get(request, root_cause_id: Id):
-    """An entry and the investigations where it was confirmed (of the caller's teams only)."""
-    return _detail(request, _entry(root_cause_id))
+    """An entry and the investigations where it was confirmed (of the caller's teams only);
+    404 for an entry of a team the caller is not in."""
+    return _detail(request, root_cause_for_user(request.user, root_cause_id))
 
 
 @router.patch("/root-causes/{root_cause_id}", response={200: RootCauseDetailOut, **ERRORS})
 def root_causes_patch(request, root_cause_id: Id, payload: RootCausePatch):
-    """Change an entry: leads of any team and staff may (everyone reads it)."""
-    root_cause = _entry(root_cause_id)
+    """Change an entry: a team's entry by its leads, an installation's entry by operators
+    holding `change_rootcause` (403 for others who read it, 404 for those who do not). Each
+    change is kept: see `/history`."""
+    root_cause = root_cause_for_user(request.user, root_cause_id, edit=True)
     fields = payload.dict(exclude_unset=True)
     reject_nulls(fields, EDITABLE)
     return _detail(request, root_cause_update(root_cause=root_cause, user=request.user, **fields))
 
 
+@router.get("/root-causes/{root_cause_id}/history", response={200: RevisionListOut, **ERRORS})
+def root_causes_history(request, root_cause_id: Id):
+    """Every edit of an entry, newest first: who, when, and each changed field's text before
+    and after."""
+    root_cause = root_cause_for_user(request.user, root_cause_id)
+    return {"items": list(root_cause_history(root_cause=root_cause))}
+
+
 @router.get("/search", response={200: SearchOut, **ERRORS})
 def search(request, filters: Query[SearchQuery]):
-    """Search the knowledge base and the caller's teams' investigations at once, in English
-    and Chinese: "powersave", "节能", "透明大页", "futex"."""
+    """Search the entries the caller reads and the caller's teams' investigations at once, in
+    English and Chinese: "powersave", "节能", "透明大页", "futex"."""
     q = filters.q or ""
+    found = root_causes_list(user=request.user, q=q)[:SEARCH_ROOT_CAUSES] if q.strip() else []
     return {
-        "root_causes": root_causes_list(q=q)[:SEARCH_ROOT_CAUSES] if q.strip() else [],
+        "root_causes": found,
         "investigations": search_investigations(
             user=request.user, q=q, limit=SEARCH_INVESTIGATIONS
         ),

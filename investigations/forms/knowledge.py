@@ -37,7 +37,7 @@ class RootCauseForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
     )
 
-    def __init__(self, *args, teams=None, **kwargs):
+    def __init__(self, *args, teams=None, installation: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         for name in BILINGUAL:
             english, chinese = LABELS[name], _("%(label)s (Chinese)") % {"label": LABELS[name]}
@@ -65,9 +65,16 @@ class RootCauseForm(forms.Form):
         for name, limit in TEXT_FIELDS.items():
             self.fields[name].widget.attrs["maxlength"] = limit
         if teams is not None:
-            # Asked only of someone who writes for more than one team.
+            # Asked only of someone who could write it for more than one owner: the teams they
+            # lead, and for an operator the installation (no team).
             self.fields["team"] = forms.ModelChoiceField(
-                queryset=teams, empty_label=None, label=_("Written by the team")
+                queryset=teams,
+                required=not installation,
+                empty_label=_("The installation: every signed-in user reads it")
+                if installation
+                else None,
+                label=_("Written by the team"),
+                help_text=_("Its members read it and its leads edit it."),
             )
         self.order_fields(["team", "category"])
 

@@ -13,7 +13,7 @@ class CaseRootCauseForm(forms.Form):
     prefix = "cause"
 
     root_cause = forms.ModelChoiceField(
-        queryset=RootCause.objects.all(),
+        queryset=RootCause.objects.none(),
         required=False,
         label=_("From the knowledge base"),
         empty_label=_("— or write a new one below —"),
@@ -41,8 +41,17 @@ class CaseRootCauseForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3, "maxlength": limits.ENTRY}),
     )
 
-    def __init__(self, *args, offered: dict | None = None, **kwargs):
+    def __init__(
+        self, *args, offered: dict | None = None, entries=None, writes: bool = False, **kwargs
+    ):
         super().__init__(*args, **kwargs)
+        # The entries the case may name (the installation's and its team's own), and whether
+        # the user may write a new one for its team (its leads).
+        if entries is not None:
+            self.fields["root_cause"].queryset = entries
+        self.writes = writes
+        if not writes:
+            self.fields["root_cause"].empty_label = _("— choose one —")
         # The evidence of this case, by kind ({kind: [EvidenceItem]}): "kind:id" values.
         self.offered = offered or {}
         self.fields["evidence"].choices = [
@@ -56,7 +65,12 @@ class CaseRootCauseForm(forms.Form):
             self.add_error(
                 "root_cause", _("Choose a root cause from the knowledge base, or write a new one.")
             )
-        if data.get("root_cause") and (data.get("new_title") or "").strip():
+        if (data.get("new_title") or "").strip() and not self.writes:
+            self.add_error(
+                "new_title",
+                _("Only the leads of this team may write a new root cause: choose one above."),
+            )
+        elif data.get("root_cause") and (data.get("new_title") or "").strip():
             self.add_error(
                 "new_title", _("Choose one from the knowledge base or write a new one, not both.")
             )

@@ -11,6 +11,7 @@ from investigations.models.knowledge import (
     CaseRootCause,
     Postmortem,
     RootCause,
+    RootCauseRevision,
     SearchDocument,
     SearchTerm,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "CaseRootCause",
     "Postmortem",
     "RootCause",
+    "RootCauseRevision",
     "SearchDocument",
     "SearchTerm",
     "ApiToken",

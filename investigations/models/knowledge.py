@@ -1,5 +1,6 @@
-"""The knowledge base of root causes, shared by every team, and what a case says of its own:
-its confirmed root causes with their evidence, its postmortem and its action items."""
+"""The knowledge base of root causes (the installation's entries, read by everyone, and each
+team's own), the revisions of its entries, and what a case says of its own: its confirmed root
+causes with their evidence, its postmortem and its action items."""
 
 from django.conf import settings
 from django.db import models
@@ -13,8 +14,9 @@ BILINGUAL = ("title", "symptoms", "detection", "fix", "verification", "monitorin
 
 class RootCause(models.Model):
     """What made one side slower, how it shows, how to find it, fix it, verify the fix and
-    catch it next time. The entries of ../shared/DOMAIN.md ship with Perfcase (a data
-    migration; `team` empty); teams add their own."""
+    catch it next time. An entry belongs to the installation (`team` empty: the entries that
+    ship with Perfcase, read by everyone, edited by operators holding `change_rootcause`) or
+    to one team (read by its members, edited by its leads)."""
 
     slug = models.SlugField(max_length=80, unique=True)
     category = models.CharField(max_length=20, choices=RootCauseCategory.choices)
@@ -31,9 +33,10 @@ class RootCause(models.Model):
     monitoring = models.TextField(blank=True)
     monitoring_zh = models.TextField(blank=True)
     references = models.JSONField(default=list, blank=True)
-    # Who wrote it: a team's own entry, or none for the entries Perfcase ships.
+    # The owner: a team, or none for the installation's entries. PROTECT, not SET_NULL: a
+    # team's private entry must never turn into one every team reads.
     team = models.ForeignKey(
-        "Team", on_delete=models.SET_NULL, null=True, blank=True, related_name="root_causes"
+        "Team", on_delete=models.PROTECT, null=True, blank=True, related_name="root_causes"
     )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -57,6 +60,36 @@ class RootCause(models.Model):
     @property
     def local_title(self) -> str:
         return self.text("title")
+
+    @property
+    def owner(self) -> str:
+        return "team" if self.team_id else "installation"
+
+
+class RootCauseRevision(models.Model):
+    """One edit of an entry: who made it, when, and the text of each field it changed, before
+    and after. Written by the service in the edit's transaction; never changed afterwards."""
+
+    root_cause = models.ForeignKey(RootCause, on_delete=models.CASCADE, related_name="revisions")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # The author's name then, kept when the account is gone.
+    author_name = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField()
+    # {field: text} of the changed fields only (references as a list of texts).
+    previous = models.JSONField(default=dict)
+    current = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # The entry's history, newest first (root_cause_history).
+            models.Index(fields=["root_cause", "-created_at"], name="rootcauserevision_entry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.root_cause_id} by {self.author_name} at {self.created_at:%Y-%m-%d %H:%M}"
 
 
 class CaseRootCause(models.Model):

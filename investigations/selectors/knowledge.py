@@ -1,11 +1,18 @@
-"""Reads of the knowledge base: its entries (shared by every team), where an entry was
-confirmed and which findings point to it (only in the reader's teams), and the search over
-entries and over the reader's own investigations."""
+"""Reads of the knowledge base: the entries a reader may read (the installation's and their
+teams' own), where an entry was confirmed and which findings point to it (only in the reader's
+teams), its history, and the search over entries and over the reader's own investigations."""
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
-from investigations.models import CaseRootCause, Finding, Investigation, RootCause
+from investigations.models import (
+    CaseRootCause,
+    Finding,
+    Investigation,
+    Membership,
+    RootCause,
+    RootCauseRevision,
+)
 from investigations.selectors.search import search_scores
 from investigations.services.search import INVESTIGATION, ROOT_CAUSE
 
@@ -14,15 +21,32 @@ MAX_ENTRIES = 500
 MAX_INVESTIGATIONS = 50
 
 
-def root_causes_list(*, q: str | None = None, category: str | None = None) -> list | QuerySet:
-    """The entries with their team, best match first with `.score` set when searched (`q`),
-    else by category and title (a queryset). `category` narrows either."""
-    entries = RootCause.objects.select_related("team")
+def root_causes_readable(*, user: AbstractBaseUser) -> QuerySet[RootCause]:
+    """The entries the user may read: the installation's, and those of the user's teams."""
+    if not user.is_authenticated:
+        return RootCause.objects.none()
+    return RootCause.objects.filter(
+        Q(team__isnull=True) | Q(team__in=Membership.objects.filter(user=user).values("team_id"))
+    )
+
+
+def root_causes_for_team(*, team_id: int) -> QuerySet[RootCause]:
+    """The entries a case of this team may name: the installation's and the team's own (so
+    that every member of the case's team reads each root cause confirmed on it)."""
+    return RootCause.objects.filter(Q(team__isnull=True) | Q(team_id=team_id))
+
+
+def root_causes_list(
+    *, user: AbstractBaseUser, q: str | None = None, category: str | None = None
+) -> list | QuerySet:
+    """The entries the user may read, with their team, best match first with `.score` set
+    when searched (`q`), else by category and title (a queryset). `category` narrows either."""
+    entries = root_causes_readable(user=user).select_related("team")
     if category:
         entries = entries.filter(category=category)
     if not (q or "").strip():
         return entries.order_by("category", "title", "pk")
-    among = entries.values_list("pk", flat=True) if category else None
+    among = entries.values_list("pk", flat=True)
     ranked = search_scores(kind=ROOT_CAUSE, query=q, among=among, limit=MAX_ENTRIES)
     rows = entries.in_bulk([pk for pk, _ in ranked])
     found = []
@@ -33,9 +57,9 @@ def root_causes_list(*, q: str | None = None, category: str | None = None) -> li
     return found
 
 
-def root_cause_get(*, pk: int) -> RootCause | None:
-    """The entry with this id, or None (with its team)."""
-    return RootCause.objects.select_related("team").filter(pk=pk).first()
+def root_cause_history(*, root_cause: RootCause) -> QuerySet[RootCauseRevision]:
+    """The entry's revisions, newest first, with their author."""
+    return root_cause.revisions.select_related("author").order_by("-created_at", "-pk")
 
 
 def root_cause_cases(*, root_cause: RootCause, user: AbstractBaseUser) -> QuerySet[CaseRootCause]:

@@ -25,7 +25,7 @@ from collections import defaultdict
 from difflib import SequenceMatcher
 from typing import NamedTuple
 
-from django.db.models import Q
+from django.db.models import Prefetch, Q
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -37,9 +37,9 @@ from investigations.models import (
     Membership,
     PathEdge,
     PathNode,
-    RootCause,
 )
 from investigations.phrases import stored_text
+from investigations.selectors.knowledge import root_causes_readable
 from investigations.selectors.search import search_scores
 from investigations.services.search import INVESTIGATION
 
@@ -103,7 +103,7 @@ def similar_cases(*, investigation: Investigation, user, limit: int = 5) -> list
         if f["root_cause_id"] and f["status"] in ACTIVE_FINDING_STATUSES
     }
     if own | pointed:
-        _root_causes(past_ids, own, pointed, scores, reasons)
+        _root_causes(past_ids, own, pointed, scores, reasons, user)
     if findings:
         _findings(past_ids, findings, scores, reasons)
     _path(investigation, past_ids, scores, reasons)
@@ -111,14 +111,24 @@ def similar_cases(*, investigation: Investigation, user, limit: int = 5) -> list
 
     ranked = sorted((pk for pk in reasons if reasons[pk]), key=lambda pk: (-scores[pk], -pk))
     ranked = ranked[:limit]
-    cases = Investigation.objects.prefetch_related("case_root_causes__root_cause").in_bulk(ranked)
+    # Only entries the reader reads: a past case of their team names the installation's or
+    # that team's entries, and this keeps it so whatever the data holds.
+    readable = CaseRootCause.objects.filter(
+        root_cause__in=root_causes_readable(user=user)
+    ).select_related("root_cause")
+    cases = Investigation.objects.prefetch_related(
+        Prefetch("case_root_causes", queryset=readable)
+    ).in_bulk(ranked)
     return [SimilarCase(cases[pk], round(scores[pk], 2), reasons[pk]) for pk in ranked]
 
 
-def _root_causes(past_ids, own: set, pointed: set, scores, reasons) -> None:
-    titles = {rc.pk: rc.text("title") for rc in RootCause.objects.filter(pk__in=own | pointed)}
+def _root_causes(past_ids, own: set, pointed: set, scores, reasons, user) -> None:
+    titles = {
+        rc.pk: rc.text("title")
+        for rc in root_causes_readable(user=user).filter(pk__in=own | pointed)
+    }
     held = CaseRootCause.objects.filter(
-        investigation_id__in=past_ids, root_cause_id__in=own | pointed
+        investigation_id__in=past_ids, root_cause_id__in=titles
     ).values_list("investigation_id", "root_cause_id")
     for case_id, root_cause_id in held:
         scores[case_id] += ROOT_CAUSE_WEIGHT

@@ -74,10 +74,12 @@ def findings_record(*, investigation: Investigation, pairs: list[PairVerdicts]) 
             "pk", "rule", "subject", "pair_key", "status", "root_cause_id", *VERDICT_FIELDS
         )
     }
-    # The knowledge-base entries the verdicts point to, by slug.
+    # The knowledge-base entries the verdicts point to, by slug: the installation's only (a
+    # team's entry is not read by every team whose findings the rules raise).
     entries = dict(
         RootCause.objects.filter(
-            slug__in={v.root_cause for pair in pairs for v in pair.verdicts if v.root_cause}
+            team__isnull=True,
+            slug__in={v.root_cause for pair in pairs for v in pair.verdicts if v.root_cause},
         ).values_list("slug", "pk")
     )
     evaluated_pairs, seen = set(), set()

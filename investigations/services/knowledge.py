@@ -1,15 +1,19 @@
 """The knowledge base of root causes, and the root causes confirmed on a case.
 
-Entries are shared by every team. Any responder or lead of a team may write a new one (they
-meet it in their case); leads of any team and staff may edit any entry, since an entry is
-read by everyone. A case's root causes are confirmed by its responders and leads, each with
-the evidence that proves it (findings, profiles, captures, ladders, timeline entries of the
-same case) and the fix applied; each lands on the timeline, and the checklist's root-cause
-step completes itself from them.
+An entry belongs to one team or to the installation (investigations/access.py says who reads
+and edits which). A lead writes entries for the teams they lead; an operator holding
+`add_rootcause` writes the installation's. Every edit keeps a revision with its author and the
+text it replaced, in the edit's transaction.
+
+A case's root causes are confirmed by its responders and leads: entries of the installation or
+of the case's team, each with the evidence that proves it (findings, profiles, captures,
+ladders, timeline entries of the same case) and the fix applied; each lands on the timeline,
+and the checklist's root-cause step completes itself from them.
 """
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext_lazy as _
@@ -17,6 +21,12 @@ from django.utils.translation import gettext_noop
 
 from collectors.phrase import Phrase
 from investigations import limits
+from investigations.access import (
+    knowledge_operator,
+    role_in_team,
+    root_cause_can_edit,
+    root_cause_edit_refusal,
+)
 from investigations.choices import EventKind, EvidenceKind, Role, RootCauseCategory
 from investigations.models import (
     CaseRootCause,
@@ -24,6 +34,7 @@ from investigations.models import (
     Membership,
     Postmortem,
     RootCause,
+    RootCauseRevision,
 )
 from investigations.models.knowledge import BILINGUAL
 from investigations.services.checklist import checklist_evidence, checklist_refresh
@@ -41,21 +52,13 @@ MAX_EVIDENCE = 50
 
 
 def root_cause_can_write(user) -> bool:
-    """A responder or lead of any team, or staff, may write a new entry."""
+    """A lead of some team (for that team), or an operator (for the installation)."""
     return bool(
         user.is_authenticated
         and (
-            user.is_staff
-            or Membership.objects.filter(user=user, role__in=[Role.RESPONDER, Role.LEAD]).exists()
+            Membership.objects.filter(user=user, role=Role.LEAD).exists()
+            or knowledge_operator(user, "add")
         )
-    )
-
-
-def root_cause_can_edit(user) -> bool:
-    """A lead of any team, or staff, may edit any entry."""
-    return bool(
-        user.is_authenticated
-        and (user.is_staff or Membership.objects.filter(user=user, role=Role.LEAD).exists())
     )
 
 
@@ -114,9 +117,17 @@ def _unique_slug(title: str) -> str:
 
 @transaction.atomic
 def root_cause_create(*, user, team=None, **fields) -> RootCause:
-    """A new entry of the knowledge base, written by a team."""
-    if not root_cause_can_write(user):
-        raise PermissionDenied(_("Only responders and leads of a team may write root causes."))
+    """A new entry: of `team`, which the user leads, or with no team of the installation,
+    which only an operator holding `add_rootcause` may write."""
+    if team is not None and role_in_team(user, team.pk) != Role.LEAD:
+        raise PermissionDenied(_("Only the leads of a team may write its root causes."))
+    if team is None and not knowledge_operator(user, "add"):
+        raise PermissionDenied(
+            _(
+                "Only operators holding the permission to add root causes may write entries "
+                "every team reads; a lead writes them for their team."
+            )
+        )
     cleaned = _clean(fields, creating=True)
     root_cause = RootCause.objects.create(
         slug=_unique_slug(cleaned["title"]), team=team, created_by=user, **cleaned
@@ -127,16 +138,33 @@ def root_cause_create(*, user, team=None, **fields) -> RootCause:
 
 @transaction.atomic
 def root_cause_update(*, root_cause: RootCause, user, **fields) -> RootCause:
-    if not root_cause_can_edit(user):
-        raise PermissionDenied(_("Only the leads of a team may edit the knowledge base."))
+    """Change an entry (its team's leads, or for the installation's an operator holding
+    `change_rootcause`), keeping a revision of what changed."""
+    if not root_cause_can_edit(user, root_cause):
+        raise PermissionDenied(root_cause_edit_refusal(root_cause))
     cleaned = _clean(fields, creating=False)
+    # The row as it is now, locked: two edits at once each record what they replaced.
+    current = RootCause.objects.select_for_update().get(pk=root_cause.pk)
+    previous, changed = {}, {}
     for name, value in cleaned.items():
-        setattr(root_cause, name, value)
-    root_cause.save()
-    root_cause_index(root_cause=root_cause)
-    for case in Investigation.objects.filter(case_root_causes__root_cause=root_cause):
+        if getattr(current, name) != value:
+            previous[name], changed[name] = getattr(current, name), value
+        setattr(current, name, value)
+    if not changed:
+        return current
+    current.save()
+    RootCauseRevision.objects.create(
+        root_cause=current,
+        author=user,
+        author_name=user.get_username(),
+        created_at=current.updated_at,
+        previous=previous,
+        current=changed,
+    )
+    root_cause_index(root_cause=current)
+    for case in Investigation.objects.filter(case_root_causes__root_cause=current):
         investigation_index(investigation=case)
-    return root_cause
+    return current
 
 
 # --- a case's root causes ----------------------------------------------------------------------
@@ -197,7 +225,15 @@ def case_root_cause_confirm(
     evidence=None,
     fix: str = "",
 ) -> CaseRootCause:
-    """Confirm (or update) a root cause of the case with its evidence and the fix applied."""
+    """Confirm (or update) a root cause of the case with its evidence and the fix applied: an
+    entry of the installation or of the case's team, which every member of the case reads."""
+    if root_cause.team_id not in (None, investigation.team_id):
+        raise ValidationError(
+            {
+                "root_cause": _("No root cause %(ids)s in the knowledge base.")
+                % {"ids": root_cause.pk}
+            }  # fmt: skip
+        )
     evidence = _clean_evidence(investigation, evidence)
     if not isinstance(fix, str) or (problem := limits.too_long(fix.strip(), limits.ENTRY)):
         raise ValidationError({"fix": problem if isinstance(fix, str) else _("Write it as text.")})
@@ -251,7 +287,12 @@ def case_root_causes_set(*, investigation: Investigation, user, root_cause_ids: 
         isinstance(pk, int) and not isinstance(pk, bool) for pk in root_cause_ids
     ):
         raise ValidationError({"root_causes": _("Give a list of root-cause ids.")})
-    wanted = {rc.pk: rc for rc in RootCause.objects.filter(pk__in=root_cause_ids)}
+    wanted = {
+        rc.pk: rc
+        for rc in RootCause.objects.filter(
+            Q(team__isnull=True) | Q(team_id=investigation.team_id), pk__in=root_cause_ids
+        )
+    }
     missing = [pk for pk in root_cause_ids if pk not in wanted]
     if missing:
         raise ValidationError(

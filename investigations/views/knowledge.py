@@ -1,18 +1,20 @@
-"""The knowledge base of root causes (shared by every team): the list with its search, an
-entry in the reader's language with the other beside it, the form that writes both, and the
-search over the knowledge base and the reader's own investigations."""
+"""The knowledge base of root causes (the installation's entries and each team's own): the
+list with its search, an entry in the reader's language with the other beside it and its
+history, the form that writes both, and the search over the entries the reader reads and the
+reader's own investigations."""
 
 from itertools import groupby
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods, require_safe
 
 from investigations import limits
+from investigations.access import knowledge_operator, root_cause_for_user
 from investigations.choices import Role, RootCauseCategory
 from investigations.forms import attach_errors
 from investigations.forms.knowledge import LABELS, RootCauseForm, references_text
@@ -20,12 +22,13 @@ from investigations.models.knowledge import BILINGUAL
 from investigations.selectors.knowledge import (
     root_cause_cases,
     root_cause_findings,
-    root_cause_get,
+    root_cause_history,
     root_causes_list,
     search_investigations,
 )
 from investigations.selectors.teams import teams_with_role
 from investigations.services.knowledge import (
+    EDITABLE,
     root_cause_can_edit,
     root_cause_can_write,
     root_cause_create,
@@ -52,18 +55,13 @@ def _reads_chinese() -> bool:
     return (get_language() or "").startswith("zh")
 
 
-def _entry_or_404(pk: int):
-    root_cause = root_cause_get(pk=pk)
-    if root_cause is None:
-        raise Http404(_("No such root cause in the knowledge base."))
-    return root_cause
-
-
 @require_safe
 @login_required
 def root_cause_list(request: HttpRequest) -> HttpResponse:
     q, category = _query(request), _category(request)
-    page = paginate(request, root_causes_list(q=q or None, category=category or None))
+    page = paginate(
+        request, root_causes_list(user=request.user, q=q or None, category=category or None)
+    )
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -118,10 +116,37 @@ def _findings_by_case(root_cause, user) -> tuple[int, list]:
     return len(findings), grouped[:FINDING_CASES]
 
 
+def _history(root_cause) -> list[dict]:
+    """Each edit as the page shows it: who, when, and each changed field before and after."""
+    labels = {**LABELS, "category": _("Category"), "references": _("References")}
+    for name in BILINGUAL:
+        labels[f"{name}_zh"] = _("%(label)s (Chinese)") % {"label": LABELS[name]}
+    return [
+        {
+            "revision": revision,
+            "changes": [
+                {
+                    "label": labels.get(name, name),
+                    "before": _shown(revision.previous.get(name)),
+                    "after": _shown(revision.current.get(name)),
+                }
+                for name in EDITABLE
+                if name in revision.current
+            ],
+        }
+        for revision in root_cause_history(root_cause=root_cause)
+    ]
+
+
+def _shown(value) -> str:
+    # References are a list; every other field is text.
+    return "\n".join(value) if isinstance(value, list) else value or ""
+
+
 @require_safe
 @login_required
 def root_cause_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    root_cause = _entry_or_404(pk)
+    root_cause = root_cause_for_user(request.user, pk)
     both = request.GET.get("both") == "1"
     findings_count, findings_by_case = _findings_by_case(root_cause, request.user)
     chinese = _reads_chinese()
@@ -137,7 +162,8 @@ def root_cause_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "cases": list(root_cause_cases(root_cause=root_cause, user=request.user)),
             "findings_count": findings_count,
             "findings_by_case": findings_by_case,
-            "can_edit": root_cause_can_edit(request.user),
+            "can_edit": root_cause_can_edit(request.user, root_cause),
+            "history": _history(root_cause),
         },
     )
 
@@ -154,13 +180,17 @@ def _form_page(request: HttpRequest, form, root_cause=None, *, status: int = 200
 @require_http_methods(["GET", "HEAD", "POST"])
 @login_required
 def root_cause_new(request: HttpRequest) -> HttpResponse:
+    """A lead writes an entry for a team they lead (asked which when they lead several); an
+    operator holding `add_rootcause` may write one of the installation."""
     if not root_cause_can_write(request.user):
-        raise PermissionDenied(_("Only responders and leads of a team may write root causes."))
-    teams = teams_with_role(user=request.user, roles=[Role.RESPONDER, Role.LEAD])
-    several = teams if teams.count() > 1 else None
-    form = RootCauseForm(request.POST or None, teams=several)
+        raise PermissionDenied(_("Only the leads of a team may write root causes, for their team."))
+    teams = teams_with_role(user=request.user, roles=[Role.LEAD])
+    operator = knowledge_operator(request.user, "add")
+    count = teams.count()
+    ask = count > 1 or (operator and count > 0)
+    form = RootCauseForm(request.POST or None, teams=teams if ask else None, installation=operator)
     if request.method == "POST" and form.is_valid():
-        team = form.cleaned_data["team"] if several is not None else teams.first()
+        team = form.cleaned_data["team"] if ask else teams.first()
         try:
             root_cause = root_cause_create(user=request.user, team=team, **form.service_fields())
         except ValidationError as error:
@@ -173,9 +203,7 @@ def root_cause_new(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "HEAD", "POST"])
 @login_required
 def root_cause_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    root_cause = _entry_or_404(pk)
-    if not root_cause_can_edit(request.user):
-        raise PermissionDenied(_("Only the leads of a team may edit the knowledge base."))
+    root_cause = root_cause_for_user(request.user, pk, edit=True)
     initial = {
         name: getattr(root_cause, name)
         for name in [*BILINGUAL, *(f"{n}_zh" for n in BILINGUAL), "category"]
@@ -195,9 +223,9 @@ def root_cause_edit(request: HttpRequest, pk: int) -> HttpResponse:
 @require_safe
 @login_required
 def search(request: HttpRequest) -> HttpResponse:
-    """The knowledge base and the reader's own past investigations, for one query."""
+    """The entries the reader reads and the reader's own past investigations, for one query."""
     q = _query(request)
-    root_causes = root_causes_list(q=q)[:SEARCH_ROOT_CAUSES] if q else []
+    root_causes = root_causes_list(user=request.user, q=q)[:SEARCH_ROOT_CAUSES] if q else []
     investigations = (
         search_investigations(user=request.user, q=q, limit=SEARCH_INVESTIGATIONS) if q else []
     )

@@ -16,7 +16,7 @@ from investigations.access import investigation_for_user
 from investigations.choices import EvidenceKind, Role
 from investigations.forms import attach_errors
 from investigations.forms.root_causes import CaseRootCauseForm
-from investigations.models import RootCause
+from investigations.selectors.knowledge import root_causes_for_team
 from investigations.selectors.root_causes import (
     case_root_causes,
     offered_evidence,
@@ -44,10 +44,26 @@ def root_cause_context(request: HttpRequest, investigation) -> dict:
     return {
         "confirmed_causes": confirmed,
         "pointed_causes": pointed_root_causes(investigation=investigation),
-        "cause_form": form_or(request, "cause", lambda: CaseRootCauseForm(offered=offered)),
+        "cause_form": form_or(
+            request, "cause", lambda: _cause_form(None, investigation, offered=offered)
+        ),
         "evidence_kinds": EvidenceKind,
         "heading_note": ", ".join(c.root_cause.local_title for c in confirmed),
     }
+
+
+def _cause_form(data, investigation, *, offered) -> CaseRootCauseForm:
+    return CaseRootCauseForm(
+        data,
+        offered=offered,
+        entries=root_causes_for_team(team_id=investigation.team_id),
+        writes=investigation.user_role == Role.LEAD,
+    )
+
+
+def _entry(investigation, root_cause_id: int):
+    """An entry the case may name, else 404."""
+    return get_object_or_404(root_causes_for_team(team_id=investigation.team_id), pk=root_cause_id)
 
 
 def _to_panel(investigation) -> HttpResponse:
@@ -59,7 +75,9 @@ def _to_panel(investigation) -> HttpResponse:
 def case_root_cause_new(request: HttpRequest, pk: int) -> HttpResponse:
     """Confirm a root cause: an entry of the knowledge base, or a new one written here."""
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
-    form = CaseRootCauseForm(request.POST, offered=offered_evidence(investigation=investigation))
+    form = _cause_form(
+        request.POST, investigation, offered=offered_evidence(investigation=investigation)
+    )
     if form.is_valid():
         data = form.cleaned_data
         try:
@@ -94,7 +112,7 @@ def case_root_cause_new(request: HttpRequest, pk: int) -> HttpResponse:
 def case_root_cause_propose(request: HttpRequest, pk: int, root_cause_id: int) -> HttpResponse:
     """Confirm the entry the case's findings point to, those findings as its evidence."""
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
-    entry = get_object_or_404(RootCause, pk=root_cause_id)
+    entry = _entry(investigation, root_cause_id)
     findings = investigation.findings.filter(root_cause=entry).exclude(status="dismissed")
     case_root_cause_confirm(
         investigation=investigation,
@@ -114,6 +132,6 @@ def case_root_cause_propose(request: HttpRequest, pk: int, root_cause_id: int) -
 @login_required
 def case_root_cause_withdraw(request: HttpRequest, pk: int, root_cause_id: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
-    entry = get_object_or_404(RootCause, pk=root_cause_id)
+    entry = _entry(investigation, root_cause_id)
     case_root_cause_remove(investigation=investigation, user=request.user, root_cause=entry)
     return _to_panel(investigation)

@@ -70,8 +70,8 @@ FIRST_ANSWERS = [
 NO_MATCH = ["qwxzjv", "plugh xyzzy"]
 
 
-def _first(query: str) -> str | None:
-    found = root_causes_list(q=query)
+def _first(query: str, user) -> str | None:
+    found = root_causes_list(user=user, q=query)
     return found[0].slug if found else None
 
 
@@ -106,7 +106,7 @@ def test_every_expected_answer_is_a_shipped_entry():
 def test_the_right_entry_comes_first_in_english_and_chinese(personas, capsys):
     api = ApiClient(personas.viewer)
     rows = [
-        (query, expected, _first(query), _first_by_api(api, query))
+        (query, expected, _first(query, personas.viewer), _first_by_api(api, query))
         for query, expected in FIRST_ANSWERS
     ]
     table = _table(rows)
@@ -117,14 +117,14 @@ def test_the_right_entry_comes_first_in_english_and_chinese(personas, capsys):
 
 @pytest.mark.parametrize("query", NO_MATCH)
 def test_a_query_that_matches_nothing_finds_nothing(personas, query):
-    assert root_causes_list(q=query) == []
+    assert root_causes_list(user=personas.viewer, q=query) == []
     response = ApiClient(personas.viewer).get("/api/root-causes", data={"q": query})
     assert response.status_code == 200
     assert response.body["items"] == []
 
 
 def test_one_chinese_character_finds_the_entries_about_locks(personas):
-    found = [entry.slug for entry in root_causes_list(q="锁")]
+    found = [entry.slug for entry in root_causes_list(user=personas.viewer, q="锁")]
 
     assert found, "a one-character query finds what holds the character"
     assert found[0] in {"synchronous-logging-lock", "too-many-vcpus"}
@@ -158,11 +158,11 @@ def test_a_category_narrows_the_list_and_the_search(personas):
 
 def test_an_edited_entry_is_found_by_its_new_words(personas):
     entry = RootCause.objects.get(slug="raid-write-through")
-    ApiClient(personas.lead).patch(
+    ApiClient(operator()).patch(
         f"/api/root-causes/{entry.pk}", {"symptoms_zh": "写入很慢，控制器的电池坏了（蓄电池）"}
     )
 
-    assert _first("蓄电池") == "raid-write-through"
+    assert _first("蓄电池", personas.viewer) == "raid-write-through"
 
 
 # --- the API's contract and who may write -------------------------------------------------
@@ -185,10 +185,20 @@ ENTRY_KEYS = {
     "monitoring_zh",
     "references",
     "team",
+    "owner",
     "created_at",
     "updated_at",
     "score",
 }
+
+
+def operator(name: str = "sam", perms=("change_rootcause",), **flags):
+    """Staff holding these permissions on root causes."""
+    from django.contrib.auth.models import Permission
+
+    user = get_user_model().objects.create_user(username=name, is_staff=True, **flags)
+    user.user_permissions.add(*Permission.objects.filter(codename__in=perms))
+    return user
 
 
 def _entry_body(**overrides) -> dict:
@@ -205,6 +215,7 @@ def test_the_list_answers_every_shipped_entry_with_its_keys(personas):
     assert {item["slug"] for item in items} >= SLUGS
     assert all(set(item) == ENTRY_KEYS for item in items)
     assert all(item["team"] is None and item["title_zh"] for item in items if item["slug"] in SLUGS)
+    assert all(item["owner"] == "installation" for item in items if item["slug"] in SLUGS)
 
 
 def test_an_entry_answers_with_its_cases(personas):
@@ -224,28 +235,30 @@ def test_a_missing_entry_is_404(personas):
     assert ApiClient(personas.lead).patch("/api/root-causes/999999", {}).status_code == 404
 
 
-def test_a_responder_writes_an_entry_for_their_team(personas):
+def test_a_lead_writes_an_entry_for_their_team(personas):
     body = _entry_body(title_zh="Nagle 算法", symptoms="40 ms waits", references=["RFC 896"])
 
-    response = ApiClient(personas.member).post("/api/root-causes", body)
+    response = ApiClient(personas.lead).post("/api/root-causes", body)
 
     assert response.status_code == 201, response.body
     assert response.body["team"] == personas.team.pk
+    assert response.body["owner"] == "team"
     assert response.body["title_zh"] == "Nagle 算法"
     assert response.body["references"] == ["RFC 896"]
     assert response.body["slug"] == "nagles-algorithm-on-a-request-response-protocol"
-    assert _first("Nagle") == response.body["slug"]
+    assert _first("Nagle", personas.member) == response.body["slug"]
 
 
-def test_a_writer_in_several_teams_names_the_team(personas):
-    second = team_create(user=personas.member, name="Zeta platform")
+def test_a_lead_of_several_teams_names_the_team(personas):
+    second = team_create(user=personas.lead, name="Zeta platform")
 
-    default = ApiClient(personas.member).post("/api/root-causes", _entry_body())
-    named = ApiClient(personas.member).post(
+    unnamed = ApiClient(personas.lead).post("/api/root-causes", _entry_body())
+    named = ApiClient(personas.lead).post(
         "/api/root-causes", _entry_body(team=second.pk, title="Another")
     )
 
-    assert default.body["team"] == personas.team.pk  # "Payments SRE" comes first by name
+    assert unnamed.status_code == 400
+    assert unnamed.body["errors"][0]["field"] == "team"
     assert named.status_code == 201
     assert named.body["team"] == second.pk
 
@@ -274,21 +287,33 @@ def test_a_viewer_may_neither_write_nor_edit(personas):
     assert RootCause.objects.get(pk=entry.pk).fix != "nothing"
 
 
-def test_a_responder_may_write_but_not_edit(personas):
-    entry = RootCause.objects.get(slug="cpu-governor-powersave")
+def test_a_responder_may_neither_write_nor_edit(personas):
+    shipped = RootCause.objects.get(slug="cpu-governor-powersave")
+    own = ApiClient(personas.lead).post("/api/root-causes", _entry_body()).body
+    api = ApiClient(personas.member)
 
-    response = ApiClient(personas.member).patch(f"/api/root-causes/{entry.pk}", {"fix": "x"})
+    written = api.post("/api/root-causes", _entry_body(title="By a responder"))
+    into_team = api.post("/api/root-causes", _entry_body(title="Named", team=personas.team.pk))
+    installation = api.patch(f"/api/root-causes/{shipped.pk}", {"fix": "x"})
+    team_entry = api.patch(f"/api/root-causes/{own['id']}", {"fix": "x"})
 
-    assert response.status_code == 403
-    assert "lead" in response.body["detail"]
+    assert written.status_code == into_team.status_code == 403
+    assert installation.status_code == team_entry.status_code == 403
+    assert "operators" in installation.body["detail"]
+    assert "lead" in team_entry.body["detail"]
 
 
-@pytest.mark.parametrize("who", ["lead", "lead_of_another_team", "staff"])
-def test_leads_of_any_team_and_staff_edit_any_entry(personas, who):
-    if who == "staff":
-        user = get_user_model().objects.create_user(username="sam", is_staff=True)
-    else:
-        user = personas.lead if who == "lead" else personas.outsider
+@pytest.mark.parametrize(
+    "who", ["operator", "superuser", "lead", "lead_of_another_team", "staff_without_permission"]
+)
+def test_only_operators_holding_the_permission_edit_the_installations_entries(personas, who):
+    user = {
+        "operator": lambda: operator(),
+        "superuser": lambda: operator(perms=(), is_superuser=True),
+        "lead": lambda: personas.lead,
+        "lead_of_another_team": lambda: personas.outsider,
+        "staff_without_permission": lambda: operator(perms=("view_rootcause", "add_rootcause")),
+    }[who]()
     entry = RootCause.objects.get(slug="transparent-huge-pages")
 
     response = ApiClient(user).patch(
@@ -296,20 +321,49 @@ def test_leads_of_any_team_and_staff_edit_any_entry(personas, who):
         {"fix_zh": "按负载选择 `always` 或 `madvise`", "references": ["https://example.org/thp"]},
     )
 
-    assert response.status_code == 200, response.body
-    assert response.body["fix_zh"] == "按负载选择 `always` 或 `madvise`"
-    assert response.body["title"] == entry.title  # the rest left as it was
-    entry.refresh_from_db()
-    assert entry.references == ["https://example.org/thp"]
+    if who in ("operator", "superuser"):
+        assert response.status_code == 200, response.body
+        assert response.body["fix_zh"] == "按负载选择 `always` 或 `madvise`"
+        assert response.body["title"] == entry.title  # the rest left as it was
+        entry.refresh_from_db()
+        assert entry.references == ["https://example.org/thp"]
+        [revision] = entry.revisions.all()
+        assert revision.author == user
+        assert revision.previous == {
+            "fix_zh": _shipped(entry.slug)["fix_zh"],
+            "references": _shipped(entry.slug).get("references", []),
+        }
+    else:
+        assert response.status_code == 403, response.body
+        assert RootCause.objects.get(pk=entry.pk).fix_zh == _shipped(entry.slug)["fix_zh"]
+        assert not entry.revisions.exists()
 
 
-def test_staff_outside_any_team_write_entries_of_no_team(personas):
-    staff = get_user_model().objects.create_user(username="sam", is_staff=True)
+def test_operators_holding_the_permission_write_installation_entries(personas):
+    writer = operator(perms=("add_rootcause",))
+    leading = operator("sol", perms=("add_rootcause",))
+    team_create(user=leading, name="Operators' own team")
 
-    response = ApiClient(staff).post("/api/root-causes", _entry_body())
+    response = ApiClient(writer).post("/api/root-causes", _entry_body())
+    chosen = ApiClient(leading).post(
+        "/api/root-causes", _entry_body(title="For all", owner="installation")
+    )
+    unpermitted = ApiClient(operator("sid", perms=("change_rootcause",))).post(
+        "/api/root-causes", _entry_body(title="Not allowed")
+    )
+    a_lead = ApiClient(personas.lead).post(
+        "/api/root-causes", _entry_body(title="Not allowed", owner="installation")
+    )
 
     assert response.status_code == 201
-    assert response.body["team"] is None
+    assert response.body["team"] is None and response.body["owner"] == "installation"
+    assert chosen.status_code == 201 and chosen.body["owner"] == "installation"
+    assert unpermitted.status_code == a_lead.status_code == 403
+    assert not RootCause.objects.filter(title="Not allowed").exists()
+    assert (
+        ApiClient(personas.outsider).get(f"/api/root-causes/{response.body['id']}").status_code
+        == 200
+    )
 
 
 def test_the_knowledge_base_needs_a_token(personas):
@@ -328,7 +382,7 @@ def test_the_knowledge_base_needs_a_token(personas):
 
 def test_a_patch_may_not_null_a_field_or_name_an_unknown_category(personas):
     entry = RootCause.objects.first()
-    api = ApiClient(personas.lead)
+    api = ApiClient(operator())
 
     nulled = api.patch(f"/api/root-causes/{entry.pk}", {"title": None})
     category = api.patch(f"/api/root-causes/{entry.pk}", {"category": "astrology"})
@@ -391,7 +445,7 @@ def _assert_no_markup(page: str) -> None:
 def test_hostile_strings_are_kept_in_every_field_and_shown_escaped(personas, text):
     body = {name: text for name in TEXT_FIELDS} | {"references": [text]}
 
-    response = ApiClient(personas.member).post("/api/root-causes", body)
+    response = ApiClient(personas.lead).post("/api/root-causes", body)
 
     assert response.status_code == 201, response.body
     entry = RootCause.objects.get(pk=response.body["id"])
@@ -415,10 +469,10 @@ def test_hostile_strings_are_kept_in_every_field_and_shown_escaped(personas, tex
 def test_hostile_strings_typed_into_the_form_are_kept(personas, text):
     form = {name: text for name in TEXT_FIELDS} | {"category": "other", "references": text}
 
-    response = personas.client(personas.member).post("/knowledge/new/", form)
+    response = personas.client(personas.lead).post("/knowledge/new/", form)
 
     assert response.status_code == 302
-    entry = RootCause.objects.get(created_by=personas.member)
+    entry = RootCause.objects.get(created_by=personas.lead)
     assert all(getattr(entry, name) == text.strip() for name in TEXT_FIELDS)
     page = _page(personas.client(personas.viewer), response.url)
     _assert_no_markup(page)
@@ -446,11 +500,11 @@ def test_a_text_over_its_limit_is_refused_with_its_name(personas, field):
     too_long = "x" * (TEXT_FIELDS[field] + 1)
     body = _entry_body(**{field: too_long})
 
-    created = ApiClient(personas.member).post("/api/root-causes", body)
+    created = ApiClient(personas.lead).post("/api/root-causes", body)
     entry = RootCause.objects.get(slug="cpu-governor-powersave")
-    patched = ApiClient(personas.lead).patch(f"/api/root-causes/{entry.pk}", {field: too_long})
+    patched = ApiClient(operator()).patch(f"/api/root-causes/{entry.pk}", {field: too_long})
     form = {"title": "a title", "category": "other", field: too_long}
-    typed = personas.client(personas.member).post("/knowledge/new/", form)
+    typed = personas.client(personas.lead).post("/knowledge/new/", form)
 
     for response in [created, patched]:
         assert response.status_code == 400
@@ -458,11 +512,11 @@ def test_a_text_over_its_limit_is_refused_with_its_name(personas, field):
     assert typed.status_code == 400
     assert typed.context["form"].errors[field]
     assert 'class="field has-error"' in typed.content.decode()
-    assert not RootCause.objects.filter(created_by=personas.member).exists()
+    assert not RootCause.objects.filter(created_by=personas.lead).exists()
 
 
 def test_too_many_or_too_long_references_are_refused(personas):
-    api = ApiClient(personas.member)
+    api = ApiClient(personas.lead)
 
     many = api.post("/api/root-causes", _entry_body(references=[f"ref {n}" for n in range(21)]))
     long = api.post("/api/root-causes", _entry_body(references=["x" * 2001]))
@@ -473,7 +527,7 @@ def test_too_many_or_too_long_references_are_refused(personas):
 
 
 def test_nul_characters_are_refused_by_name(personas):
-    response = ApiClient(personas.member).post("/api/root-causes", _entry_body(fix="a\x00b"))
+    response = ApiClient(personas.lead).post("/api/root-causes", _entry_body(fix="a\x00b"))
 
     assert response.status_code == 422
     assert response.body["errors"][0]["field"] == "fix"
@@ -646,7 +700,7 @@ def test_the_list_shows_chinese_titles_after_the_language_switch(personas):
 
 
 def test_the_form_renders_both_languages_side_by_side(personas):
-    client = personas.client(personas.lead)
+    client = personas.client(operator(perms=("add_rootcause", "change_rootcause")))
     entry = RootCause.objects.get(slug="short-lived-tls-connections")
 
     for language in ["en", "zh-CN"]:
@@ -660,9 +714,9 @@ def test_the_form_renders_both_languages_side_by_side(personas):
         assert escape(entry.fix_zh) in page
 
 
-def test_a_lead_edits_an_entry_on_its_page(personas):
+def test_an_operator_edits_a_shipped_entry_on_its_page(personas):
     entry = RootCause.objects.get(slug="short-lived-tls-connections")
-    client = personas.client(personas.lead)
+    client = personas.client(operator())
     form = client.get(f"/knowledge/{entry.pk}/edit/").context["form"]
     data = {name: form[name].value() or "" for name in form.fields}
     data["fix_zh"] = "复用连接：`keep-alive`"
@@ -679,19 +733,28 @@ def test_a_lead_edits_an_entry_on_its_page(personas):
 
 
 def test_who_sees_the_write_and_edit_buttons_and_pages(personas):
-    entry = RootCause.objects.first()
-    lead, member, viewer = (
-        personas.client(u) for u in [personas.lead, personas.member, personas.viewer]
+    shipped = RootCause.objects.first()
+    own = ApiClient(personas.lead).post("/api/root-causes", _entry_body()).body["id"]
+    lead, member, viewer, ops = (
+        personas.client(u) for u in [personas.lead, personas.member, personas.viewer, operator()]
     )
 
-    assert f"/knowledge/{entry.pk}/edit/" in _page(lead, f"/knowledge/{entry.pk}/")
-    assert f"/knowledge/{entry.pk}/edit/" not in _page(member, f"/knowledge/{entry.pk}/")
-    assert "/knowledge/new/" in _page(member, "/knowledge/")
+    assert f"/knowledge/{own}/edit/" in _page(lead, f"/knowledge/{own}/")
+    assert f"/knowledge/{shipped.pk}/edit/" not in _page(lead, f"/knowledge/{shipped.pk}/")
+    assert f"/knowledge/{shipped.pk}/edit/" in _page(ops, f"/knowledge/{shipped.pk}/")
+    assert f"/knowledge/{own}/edit/" not in _page(member, f"/knowledge/{own}/")
+    assert "/knowledge/new/" in _page(lead, "/knowledge/")
+    assert "/knowledge/new/" not in _page(member, "/knowledge/")
     assert "/knowledge/new/" not in _page(viewer, "/knowledge/")
-    assert member.get(f"/knowledge/{entry.pk}/edit/").status_code == 403
-    assert member.post(f"/knowledge/{entry.pk}/edit/", {"title": "x"}).status_code == 403
-    assert viewer.get("/knowledge/new/").status_code == 403
-    assert viewer.post("/knowledge/new/", {"title": "x", "category": "cpu"}).status_code == 403
+    assert "/knowledge/new/" not in _page(ops, "/knowledge/")  # change, not add
+    for url in [f"/knowledge/{own}/edit/", f"/knowledge/{shipped.pk}/edit/"]:
+        assert member.get(url).status_code == 403
+        assert member.post(url, {"title": "x"}).status_code == 403
+    assert lead.get(f"/knowledge/{shipped.pk}/edit/").status_code == 403
+    assert lead.post(f"/knowledge/{shipped.pk}/edit/", {"title": "x"}).status_code == 403
+    for client in [member, viewer]:
+        assert client.get("/knowledge/new/").status_code == 403
+        assert client.post("/knowledge/new/", {"title": "x", "category": "cpu"}).status_code == 403
     assert not RootCause.objects.filter(title="x").exists()
     assert lead.get("/knowledge/999999/").status_code == 404
 
@@ -706,9 +769,9 @@ def test_the_pages_need_a_login(personas):
         assert response.url.startswith("/accounts/login/")
 
 
-def test_a_writer_in_several_teams_chooses_the_team_in_the_form(personas):
-    second = team_create(user=personas.member, name="Zeta platform")
-    client = personas.client(personas.member)
+def test_a_lead_of_several_teams_chooses_the_team_in_the_form(personas):
+    second = team_create(user=personas.lead, name="Zeta platform")
+    client = personas.client(personas.lead)
 
     assert 'name="team"' in _page(client, "/knowledge/new/")
     response = client.post(

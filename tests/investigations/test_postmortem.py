@@ -181,7 +181,9 @@ def test_it_lists_the_methods_steps_with_their_status_evidence_and_notes(persona
 def test_root_causes_come_with_their_evidence_named_and_linked(personas):
     ladder = import_ladder(personas)
     seen = note(personas, "perf shows cpufreq in the hot path", ago=timedelta(minutes=5))
-    cause = root_cause_create(user=personas.lead, title="CPU governor on powersave", category="cpu")
+    cause = root_cause_create(
+        user=personas.lead, team=personas.team, title="CPU governor on powersave", category="cpu"
+    )
     case_root_cause_confirm(
         investigation=personas.investigation,
         user=personas.lead,
@@ -222,7 +224,9 @@ def test_root_causes_come_with_their_evidence_named_and_linked(personas):
 
 def test_evidence_deleted_since_is_still_named(personas):
     seen = note(personas, "will be deleted", ago=timedelta(minutes=5))
-    cause = root_cause_create(user=personas.lead, title="Swappiness", category="memory")
+    cause = root_cause_create(
+        user=personas.lead, team=personas.team, title="Swappiness", category="memory"
+    )
     case_root_cause_confirm(
         investigation=personas.investigation,
         user=personas.lead,
@@ -557,7 +561,9 @@ def _fill_every_text_field(personas, text: str):
     checklist_item_update(
         item=item, user=personas.member, status=ItemStatus.NOT_APPLICABLE, na_reason=text[:500]
     )
-    cause = root_cause_create(user=personas.lead, title=text[:200], category="cpu")
+    cause = root_cause_create(
+        user=personas.lead, team=personas.team, title=text[:200], category="cpu"
+    )
     case_root_cause_confirm(
         investigation=investigation,
         user=personas.lead,

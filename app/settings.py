@@ -346,8 +346,13 @@ COLLECTION_START_DELAY_MS = env_int("PERFCASE_COLLECTION_START_DELAY_MS", 0)
 # How many hosts one collection reaches at once (a thread each in its task).
 COLLECTION_PARALLELISM = env_int("PERFCASE_COLLECTION_PARALLELISM", 32, minimum=1)
 # Every worker fails the targets and ladder sides past their deadline this often
-# (investigations/worker.py), so a killed worker's work never stays "running".
-SWEEP_SECONDS = env_int("PERFCASE_SWEEP_SECONDS", 30, minimum=1)
+# (investigations/worker.py), so a killed worker's work never stays "running". Each sweep is
+# three index scans over the unfinished rows only.
+SWEEP_SECONDS = env_int("PERFCASE_SWEEP_SECONDS", 5, minimum=1)
+# A collection target's deadline is its own length (connecting, then the seconds it was asked
+# to measure) and this much more; a live run moves it on every few seconds while it works
+# (the check, the analysis), so only a run whose worker died or hung passes it.
+TARGET_GRACE_SECONDS = env_int("PERFCASE_TARGET_GRACE_SECONDS", 30, minimum=10)
 # A ladder's run may take its steps and this much more (stopping the tools, the analysis);
 # past that its sides are failed.
 # The case page draws the newest this many timeline events; earlier ones load as they scroll

@@ -9,6 +9,7 @@ the connection (argv), so a URL is never interpreted by a shell.
 import math
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from collectors.phrase import Phrase, gettext_noop
@@ -24,7 +25,14 @@ WRAPPER = (
     "trap 'kill -TERM $pid 2>/dev/null; wait $pid; rm -f \"$file\"; exit 129' HUP TERM INT; "
     'echo $pid > "$file"; wait $pid; status=$?; rm -f "$file"; exit $status'
 )
-KILL = 'for f in "$@"; do [ -r "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null; done; true'
+# The shell functions that start a tool with its PID file (`stoppable`) and end tools
+# through their files (`stop_tools`), put before the probe scripts of the long-running tools
+# (capture, profile, baseline); the kill command of every run is stop_tools.
+STOPPABLE = (Path(__file__).parent / "probes" / "stoppable.sh").read_text()
+KILL = (
+    "\n".join(line for line in STOPPABLE.splitlines() if not line.lstrip().startswith("#"))
+    + '\nstop_tools "$@"'
+)
 
 # RFC 3986's characters, less the single quote.
 _URL_PATH = re.compile(r"^[A-Za-z0-9._~!$&()*+,;=:@%/?#\[\]-]*$")
@@ -166,13 +174,14 @@ def load_command(
             f"PERFCASE_URL={url}",
             "-",
         ]
-        return StepCommand(_wrapped(pidfile, limit, tool_argv), limit, pidfile, summary)
+        return StepCommand(wrapped_command(pidfile, limit, tool_argv), limit, pidfile, summary)
     else:
         raise ValueError(f"unknown load tool {tool!r}")
-    return StepCommand(_wrapped(pidfile, limit, tool_argv), limit, pidfile)
+    return StepCommand(wrapped_command(pidfile, limit, tool_argv), limit, pidfile)
 
 
-def _wrapped(pidfile: str, limit: int, argv: list[str]) -> list[str]:
+def wrapped_command(pidfile: str, limit: int, argv: list[str]) -> list[str]:
+    """argv under the wrapper: at most `limit` seconds, stopped by kill_command([pidfile])."""
     return ["sh", "-c", WRAPPER, "sh", pidfile, str(limit), *argv]
 
 
@@ -184,10 +193,11 @@ def sampler_command(tool: str, seconds: int, pidfile: str) -> list[str]:
         argv = ["env", "LC_ALL=C", "mpstat", "-P", "ALL", "1", str(seconds)]
     else:
         raise ValueError(f"unknown sampler {tool!r}")
-    return _wrapped(pidfile, seconds + 15, argv)
+    return wrapped_command(pidfile, seconds + 15, argv)
 
 
 def kill_command(pidfiles: list[str]) -> list[str]:
+    """One command that ends the tools these PID files name and removes the files."""
     return ["sh", "-c", KILL, "sh", *pidfiles]
 
 

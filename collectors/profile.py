@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collectors.errors import CollectorError
+from collectors.loadrun import STOPPABLE
 from collectors.phrase import Phrase
 from collectors.phrase import gettext_noop as _
 from collectors.stacks import FoldedProfile, fold_perf_script_stream
 from collectors.tools import missing_tool_message
 
-SCRIPT = (Path(__file__).parent / "probes" / "profile.sh").read_bytes()
+SCRIPT = (STOPPABLE + (Path(__file__).parent / "probes" / "profile.sh").read_text()).encode()
 
 DEFAULT_SECONDS, MAX_SECONDS = 10, 120
 DEFAULT_FREQUENCY, MAX_FREQUENCY = 99, 999
@@ -75,8 +76,9 @@ class ProfileRequest:
             raise ValueError(f"seconds {self.seconds} or frequency {self.frequency}")
 
 
-def profile_argv(step: str, request: ProfileRequest) -> list[str]:
-    """The command of one step ("check" or "record"); the script goes on its standard input."""
+def profile_argv(step: str, request: ProfileRequest, pidfile: str = "") -> list[str]:
+    """The command of one step ("check" or "record"); the script goes on its standard input.
+    A recording with a `pidfile` (loadrun.pidfile) is stopped by kill_command([pidfile])."""
     return [
         "sh",
         "-s",
@@ -87,6 +89,7 @@ def profile_argv(step: str, request: ProfileRequest) -> list[str]:
         str(request.seconds),
         str(request.frequency),
         request.call_graph,
+        pidfile,
     ]
 
 

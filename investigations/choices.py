@@ -185,13 +185,21 @@ class TargetStatus(ColouredChoices):
     RUNNING = "running", _("Running")
     SUCCEEDED = "succeeded", _("Succeeded")
     FAILED = "failed", _("Failed")
+    # Its collection was cancelled: what it had started on its host was stopped.
+    CANCELLED = "cancelled", _("Cancelled")
 
     @classmethod
     def _colours(cls):
-        return {cls.QUEUED: "grey", cls.RUNNING: "blue", cls.SUCCEEDED: "green", cls.FAILED: "red"}
+        return {
+            cls.QUEUED: "grey",
+            cls.RUNNING: "blue",
+            cls.SUCCEEDED: "green",
+            cls.FAILED: "red",
+            cls.CANCELLED: "orange",
+        }
 
 
-ENDED_TARGET_STATUSES = [TargetStatus.SUCCEEDED, TargetStatus.FAILED]
+ENDED_TARGET_STATUSES = [TargetStatus.SUCCEEDED, TargetStatus.FAILED, TargetStatus.CANCELLED]
 # What a target or a ladder side still running past its deadline ends with: stored in
 # English, translated where it is shown ({% translate target.error %}).
 OVERDUE_MESSAGE = gettext_noop("Gave up: no result within the time limit.")

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from collectors.loadrun import STOPPABLE
 from collectors.phrase import Phrase
 from collectors.phrase import gettext_noop as _
 
@@ -30,7 +31,7 @@ DEFAULT_FILE_MB, MAX_FILE_MB = 256, 4096
 SCHED_PIPE_LOOPS = 50_000
 PING_COUNT = 10
 
-SCRIPT = (Path(__file__).parent.parent / "probes" / "baseline.sh").read_bytes()
+SCRIPT = (STOPPABLE + (Path(__file__).parents[1] / "probes" / "baseline.sh").read_text()).encode()
 
 # An absolute directory of plain path words: no spaces, no "..", nothing fio reads as syntax
 # (fio splits file names at ":"). One character class under one quantifier: a pattern that

@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from collectors.errors import CollectorError
+from collectors.loadrun import STOPPABLE
 from collectors.phrase import Phrase
 from collectors.phrase import gettext_noop as _
 from collectors.tools import missing_tool_message
 
-SCRIPT = (Path(__file__).parent.parent / "probes" / "capture.sh").read_bytes()
+SCRIPT = (STOPPABLE + (Path(__file__).parent.parent / "probes" / "capture.sh").read_text()).encode()
 
 DEFAULT_SECONDS, MAX_SECONDS = 10, 300
 # Headers and enough payload for a TLS ClientHello with its SNI and extensions.
@@ -96,8 +97,9 @@ class CaptureRequest:
     filter: str = ""
 
 
-def capture_argv(step: str, request: CaptureRequest) -> list[str]:
-    """The command of one step ("check" or "capture"); the script goes on its stdin."""
+def capture_argv(step: str, request: CaptureRequest, pidfile: str = "") -> list[str]:
+    """The command of one step ("check" or "capture"); the script goes on its stdin. A
+    capture with a `pidfile` (loadrun.pidfile) is stopped by kill_command([pidfile])."""
     return [
         "sh",
         "-s",
@@ -107,6 +109,7 @@ def capture_argv(step: str, request: CaptureRequest) -> list[str]:
         str(request.seconds),
         str(request.snaplen),
         request.filter,
+        pidfile,
     ]
 
 

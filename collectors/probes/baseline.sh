@@ -28,22 +28,14 @@ check)
     fi
     ;;
 run)
-    # run PIDFILE LIMIT SCRATCH COMMAND...: the command under timeout(1), its PID in the
-    # file while it runs; at its end, whatever ends it, the PID file and the scratch file
-    # ("-" for none) are removed.
+    # run PIDFILE LIMIT SCRATCH COMMAND...: the command under timeout(1), stoppable through
+    # its PID file (stoppable.sh); at its end, whatever ends it, the scratch file ("-" for
+    # none) is removed.
     file=$1 limit=$2 scratch=$3
     shift 3
-    cleanup() {
-        [ "$scratch" = - ] || rm -f "$scratch"
-        rm -f "$file"
-    }
-    timeout -k 5 "$limit" "$@" </dev/null &
-    pid=$!
-    trap 'kill -TERM $pid 2>/dev/null; wait $pid; cleanup; exit 129' HUP TERM INT
-    echo "$pid" >"$file"
-    wait "$pid"
+    stoppable "$file" "" timeout -k 5 "$limit" "$@"
     status=$?
-    cleanup
+    [ "$scratch" = - ] || rm -f "$scratch"
     exit "$status"
     ;;
 serve)
@@ -69,13 +61,13 @@ serve)
     exit 3
     ;;
 stop)
-    # stop FILE...: end what each PID file names and remove the files (PID files and
-    # scratch files alike).
+    # stop FILE...: end what each PID file names (stop_tools) and remove the files (PID
+    # files and scratch files alike).
     for file in "$@"; do
         case "$file" in
-        *.pid) [ -r "$file" ] && kill -TERM "$(cat "$file")" 2>/dev/null ;;
+        *.pid) stop_tools "$file" ;;
+        *) rm -f "$file" ;;
         esac
-        rm -f "$file"
     done
     true
     ;;

@@ -1,15 +1,17 @@
-# Perfcase packet capture, fed on stdin to: sh -s -- STEP INTERFACE SECONDS SNAPLEN FILTER
+# Perfcase packet capture, fed on stdin (after stoppable.sh) to:
+#   sh -s -- STEP INTERFACE SECONDS SNAPLEN FILTER PIDFILE
 #
 # STEP "check" finds tcpdump, the interface and the permission to capture on it, and prints
 # what it found as key=value lines; STEP "capture" captures for SECONDS and writes the pcap
 # to standard output as it comes (Perfcase streams it into a file of its own and stops
-# reading at its size cap). FILTER is one argument (possibly empty), checked against a
+# reading at its size cap), stoppable through PIDFILE (a cancel). FILTER is one argument
+# (possibly empty), checked against a
 # strict grammar and compiled with tcpdump -d before it got here; every value is only used
 # quoted.
 #
 # Exit statuses: 127 tcpdump is missing, 3 no such interface, 4 not allowed to capture,
 # 6 tcpdump failed (its message on stderr).
-STEP=$1 IFACE=$2 SECONDS_=$3 SNAPLEN=$4 FILTER=$5
+STEP=$1 IFACE=$2 SECONDS_=$3 SNAPLEN=$4 FILTER=$5 PIDFILE=${6:-}
 export LC_ALL=C
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
@@ -53,7 +55,11 @@ if [ -n "$OWN" ]; then
 fi
 
 # SIGINT at the end, so that tcpdump flushes and says how many packets it saw (status 124
-# is timeout's own: the capture ran its time); the second timeout is the backstop.
+# is timeout's own: the capture ran its time); the second timeout is the backstop. A cancel
+# ends it through PIDFILE (stoppable.sh).
 set -- -i "$IFACE" -s "$SNAPLEN" -U -w -
 if [ -n "$FILTER" ]; then set -- "$@" -- "$FILTER"; fi
-$SUDO timeout -k 5 -s INT "$SECONDS_" tcpdump "$@"
+if [ -z "$PIDFILE" ]; then
+    exec $SUDO timeout -k 5 -s INT "$SECONDS_" tcpdump "$@"
+fi
+stoppable "$PIDFILE" "${SUDO:+sudo}" $SUDO timeout -k 5 -s INT "$SECONDS_" tcpdump "$@"

@@ -1,16 +1,18 @@
-# Perfcase CPU profile, fed on stdin to: sh -s -- STEP MODE TARGET SECONDS FREQUENCY CALLGRAPH
+# Perfcase CPU profile, fed on stdin (after stoppable.sh) to:
+#   sh -s -- STEP MODE TARGET SECONDS FREQUENCY CALLGRAPH PIDFILE
 #
 # STEP "check" finds perf, the process and the permission to profile it, and prints what it
 # found as key=value lines; STEP "record" records for SECONDS and prints `perf script` of the
 # recording (the raw output Perfcase keeps and folds). MODE is "process" (TARGET a command
 # name, matched as `pgrep -x` matches it: the whole of /proc/PID/comm), "pid" (TARGET a PID)
 # or "host" (every CPU; TARGET unused). CALLGRAPH is "fp" (frame pointers, perf -g) or
-# "dwarf". Every value was checked against a strict grammar before it got here and is only
+# "dwarf". A cancel ends the recording through PIDFILE (stoppable.sh): nothing is printed
+# then. Every value was checked against a strict grammar before it got here and is only
 # used quoted.
 #
 # Exit statuses: 127 perf is missing, 3 no such process, 4 not allowed to profile it, 6 perf
 # failed (its message on stderr).
-STEP=$1 MODE=$2 TARGET=$3 SECONDS_=$4 FREQUENCY=$5 CALLGRAPH=$6
+STEP=$1 MODE=$2 TARGET=$3 SECONDS_=$4 FREQUENCY=$5 CALLGRAPH=$6 PIDFILE=${7:-}
 export LC_ALL=C
 export PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin"
 
@@ -63,15 +65,21 @@ if [ "$STEP" = check ]; then
     exit 0
 fi
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/perfcase-profile.XXXXXX") || exit 6
+# The recording's directory is named after the PID file, when there is one: what a run
+# leaves behind is found by its name.
+if [ -n "$PIDFILE" ]; then base=${PIDFILE%.pid}; else base="${TMPDIR:-/tmp}/perfcase-profile"; fi
+dir=$(mktemp -d "$base.XXXXXX") || exit 6
+[ -n "$PIDFILE" ] || PIDFILE="$dir/perf.pid"
 trap 'rm -rf "$dir"' EXIT
 trap 'exit 143' HUP INT TERM
 set -- -F "$FREQUENCY" -o "$dir/perf.data"
 if [ "$CALLGRAPH" = dwarf ]; then set -- "$@" --call-graph dwarf; else set -- "$@" -g; fi
 if [ "$MODE" = host ]; then set -- "$@" -a; else set -- "$@" -p "$PIDS"; fi
 # timeout(1) ends perf whatever happens to this session; perf stops at the end of sleep.
-$SUDO timeout -k 5 $((SECONDS_ + 60)) perf record "$@" -- sleep "$SECONDS_" >/dev/null 2>"$dir/err"
+stoppable "$PIDFILE" "${SUDO:+sudo}" $SUDO timeout -k 5 $((SECONDS_ + 60)) \
+    perf record "$@" -- sleep "$SECONDS_" >/dev/null 2>"$dir/err"
 rc=$?
+[ "$rc" = 143 ] && exit 143  # stopped (a cancel): no perf script of a part
 if [ "$rc" != 0 ] || [ ! -s "$dir/perf.data" ]; then
     grep -v '^\[ perf record' "$dir/err" | head -n 5 >&2
     exit 6

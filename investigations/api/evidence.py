@@ -74,7 +74,8 @@ class CollectionOut(Schema):
     created_at: datetime
     completed_at: datetime | None
     cancel_requested_at: datetime | None = Field(
-        description="set once a cancel was asked for: the targets end, failed with 'Cancelled.'"
+        description="set once a cancel was asked for: the targets still queued or running "
+        "stop what they started on their hosts and end cancelled ('Cancelled.')"
     )
     targets: list[TargetOut]
 
@@ -83,6 +84,8 @@ class CollectionOut(Schema):
         statuses = {t.status for t in obj.targets.all()}
         if not statuses <= set(ENDED_TARGET_STATUSES):
             return "running" if "running" in statuses else "queued"
+        if "cancelled" in statuses:
+            return "cancelled"
         return "failed" if statuses == {"failed"} else "completed"
 
     @staticmethod
@@ -187,7 +190,8 @@ def collections_create(request, investigation_id: Id, payload: CollectionIn):
 
 @router.get("/collections/{collection_id}", response={200: CollectionOut, **ERRORS})
 def collections_get(request, collection_id: Id):
-    """Status and one entry per target; poll it until `status` is completed or failed."""
+    """Status and one entry per target; poll it until `status` is completed, failed or
+    cancelled."""
     collection = collection_for_user(request.user, collection_id)
     return collection_with_targets(collection=collection)
 

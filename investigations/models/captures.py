@@ -62,7 +62,13 @@ class Capture(models.Model):
             models.Index(
                 fields=["investigation", "side", "host", "-collected_at"],
                 name="capture_latest_per_host",
-            )
+            ),
+            # Analyses past their deadline: the sweep's query.
+            models.Index(
+                fields=["deadline_at"],
+                name="capture_analysing_deadline",
+                condition=models.Q(status="analysing"),
+            ),
         ]
 
     def __str__(self) -> str:

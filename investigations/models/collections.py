@@ -61,11 +61,12 @@ class CollectionTarget(models.Model):
             )
         ]
         indexes = [
-            # Running targets past their deadline: the sweep's query.
+            # Queued and running targets past their deadline: the sweep's query, every few
+            # seconds in every worker, reads the unfinished targets only.
             models.Index(
                 fields=["deadline_at"],
-                name="target_running_deadline",
-                condition=models.Q(status="running"),
+                name="target_unfinished_deadline",
+                condition=models.Q(status__in=["queued", "running"]),
             )
         ]
 

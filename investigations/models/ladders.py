@@ -86,6 +86,14 @@ class LadderSide(models.Model):
                 violation_error_message="This ladder already has results for this side.",
             )
         ]
+        indexes = [
+            # Queued and running sides past their deadline: the sweep's query.
+            models.Index(
+                fields=["deadline_at"],
+                name="ladder_side_unfinished_due",
+                condition=models.Q(status__in=["queued", "running"]),
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.ladder} side {self.side.key}"

@@ -6,13 +6,20 @@ once; it must not touch the database. It gets plain data, an open connection and
 shared machinery: `begin()` (the planned start, together with the other targets),
 `capture()` (output streamed into a hashed file), `progress()`. Its result goes back to
 the collection's runner, which hands it to the plan's `store` in the task's own thread.
+
+A cancel sets `run.stop`. A plan whose tool runs long starts it stoppable (a PID file of the
+run's own, `run.pidfile()`) and waits for it with `run.watch()`, which on a cancel ends the
+tool through a second command over the same connection (loadrun.kill_command, the
+stop_tools of probes/stoppable.sh) and raises RunCancelled: the target ends cancelled and
+what the tool had made so far is dropped.
 """
 
+import secrets
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -20,8 +27,24 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from collectors.errors import CollectorError
+from collectors.loadrun import kill_command, pidfile
+from collectors.phrase import Phrase
+from collectors.phrase import gettext_noop as _
 from investigations.runs.capture import Captured, capture
 from investigations.runs.gate import StartGate, StepGate
+from investigations.runs.remote import run_text
+
+CANCELLED = Phrase(_("Cancelled."))
+# How long a cancel waits for a stopped tool's command to end, asking again every 2 s.
+STOP_SECONDS = 10.0
+
+
+class RunCancelled(CollectorError):
+    """The collection was cancelled: the target stopped what it had started."""
+
+    def __init__(self):
+        super().__init__(CANCELLED)
 
 
 @dataclass
@@ -43,6 +66,8 @@ class TargetRun:
     # Steps the targets take together after the start (a plan of many steps uses it).
     steps: StepGate | None = field(default=None, repr=False)
     left: bool = False
+    # Makes the run's PID file names its own (another installation may use the same hosts).
+    token: str = field(default_factory=lambda: secrets.token_hex(4), repr=False)
 
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
@@ -89,16 +114,76 @@ class TargetRun:
             on_data=on_data,
         )
 
-    def capture_reporting(self, argv, *, report: Callable, **options) -> Captured:
-        """capture(), with `report(seconds since it started) -> (percent, step)` written as
-        the target's progress every second while it runs (a recording of a minute or five
-        says how far it is)."""
-        with ThreadPoolExecutor(max_workers=1) as pool:
+    def pidfile(self, kind: str, *more: int | str) -> str:
+        """A PID file of this run's on its host: numbers and fixed words only."""
+        return pidfile(kind, self.target_id, self.attempt, self.token, *more)
+
+    def stop_tools(self, pidfiles) -> None:
+        """End the tools these PID files name, through a second command on the connection."""
+        try:
+            run_text(self.connection, kill_command(sorted(pidfiles)), timeout=15)
+        except CollectorError:
+            pass  # the tools' own timeout(1) still ends them
+
+    def check_stop(self) -> None:
+        """Raise RunCancelled once the collection is cancelled (between a plan's steps)."""
+        if self.stop.is_set():
+            raise RunCancelled()
+
+    def watch(
+        self,
+        running: Future,
+        *,
+        stop: Callable[[], None],
+        late: "Phrase | None" = None,
+        tick: Callable[[], None] | None = None,
+    ):
+        """Wait for a command running in another thread (calling `tick` every second) and
+        return its result. On a cancel, or (with `late`) two seconds before the deadline,
+        `stop` ends what it started on the host; once the command has ended (or STOP_SECONDS
+        have passed) RunCancelled, or a CollectorError with `late`, is raised, and whatever
+        the command brings back afterwards is closed."""
+        last = time.monotonic()
+        while not wait([running], timeout=0.25).done:
+            if self.stop.is_set() or (late is not None and self.remaining() < 2):
+                given_up = time.monotonic() + STOP_SECONDS
+                stop()
+                while not wait([running], timeout=2).done and time.monotonic() < given_up:
+                    stop()
+                running.add_done_callback(_close_result)
+                raise RunCancelled() if self.stop.is_set() else CollectorError(late)
+            if tick is not None and time.monotonic() - last >= 1:
+                last = time.monotonic()
+                tick()
+        return running.result()
+
+    def capture_reporting(
+        self, argv, *, pidfile: str, report: Callable | None = None, **options
+    ) -> Captured:
+        """capture() of a command whose tool a cancel stops through `pidfile`, with
+        `report(seconds since it started) -> (percent, step)` written as the target's
+        progress every second while it runs (a recording of a minute or five says how far
+        it is)."""
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture")
+        try:
             running = pool.submit(self.capture, argv, **options)
             started = time.monotonic()
-            while not wait([running], timeout=1).done:
-                self.progress(*report(time.monotonic() - started))
-            return running.result()
+            return self.watch(
+                running,
+                stop=lambda: self.stop_tools([pidfile]),
+                tick=report and (lambda: self.progress(*report(time.monotonic() - started))),
+            )
+        finally:
+            pool.shutdown(wait=False)
+
+
+def _close_result(future: Future) -> None:
+    """What a stopped command brought back is half-made: closed, never kept."""
+    if not future.cancelled() and future.exception() is None:
+        result = future.result()
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
 
 
 class Plan(ABC):
@@ -119,6 +204,14 @@ class Plan(ABC):
         """How long one target of a collection with these parameters may take (after the
         collection's planned start)."""
         return self.target_seconds
+
+    def expected_seconds(self, parameters: dict) -> int:
+        """How long one target with these parameters measures when all goes well (its own
+        length: the seconds it was asked for), connecting excluded. The target's deadline is
+        this, connecting and TARGET_GRACE_SECONDS; while its run lives, the runner moves the
+        deadline on, so a check or an analysis that takes longer is not cut short. A short
+        probe needs no more than the grace."""
+        return 0
 
     def schedule(self, *, investigation, user, parameters: dict) -> tuple[dict, datetime | None]:
         """The parameters as stored and the moment the targets begin (None: as soon as they
@@ -143,6 +236,12 @@ class Plan(ABC):
     @abstractmethod
     def store(self, *, target, result) -> None:
         """Keep one target's result and mark the target succeeded (a service)."""
+
+    def discard(self, result) -> None:
+        """A result that came back after a cancel: its files closed, nothing kept."""
+        captured = getattr(result, "captured", None)
+        if captured is not None:
+            captured.close()
 
     def refresh(self, *, investigation) -> None:
         """After a batch of stored results: re-run what reads them (rules, checklist)."""

@@ -16,7 +16,7 @@ file (the probe script's "run"), and the finally below ends them all and removes
 
 import io
 import tempfile
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from django import forms
@@ -53,7 +53,6 @@ from collectors.baseline.suite import (
     TOOLS,
 )
 from collectors.errors import CollectorError
-from collectors.loadrun import pidfile
 from collectors.phrase import Phrase
 from investigations.choices import BaselineStatus, CollectionKind
 from investigations.phrases import message_of
@@ -64,7 +63,6 @@ from investigations.selectors.baselines import baseline_network_pairs
 from investigations.services.baselines import baseline_refresh, baseline_store
 
 CHECK_TIMEOUT = 30.0
-CANCELLED = Phrase(gettext_noop("Cancelled."))
 OUT_OF_TIME = Phrase(gettext_noop("Gave up: the baseline pack went past its time limit."))
 OUTPUT_LIMIT = 4 * 1024 * 1024
 
@@ -195,14 +193,10 @@ class _Host:
         """One repetition under the probe's "run" wrapper; stopped (and everything it
         started ended) on a cancel or the time limit."""
         self.counter += 1
-        pid = pidfile("baseline", self.run.target_id, self.run.attempt, self.counter)
+        pid = self.run.pidfile("baseline", self.counter)
         self.started.add(pid)
         running = self.pool.submit(self.call, "run", pid, limit, scratch, *argv, timeout=limit + 15)
-        while not wait([running], timeout=0.25).done:
-            if self.run.stop.is_set() or self.run.remaining() < 2:
-                self.stop_all()
-                raise CollectorError(CANCELLED if self.run.stop.is_set() else OUT_OF_TIME)
-        output, stderr, status = running.result()
+        output, stderr, status = self.run.watch(running, stop=self.stop_all, late=OUT_OF_TIME)
         self.started.discard(pid)
         self.sink.write(f"### {name} (exit {status})\n".encode())
         self.sink.write(output.encode() + b"\n")
@@ -245,11 +239,14 @@ class BaselinePlan(Plan):
         )
 
     def seconds_for(self, parameters: dict) -> int:
+        running = self.expected_seconds(parameters)
+        return int(2 * settings.SSH_CONNECT_TIMEOUT + CHECK_TIMEOUT + running + 60)
+
+    def expected_seconds(self, parameters: dict) -> int:
         steps = _steps(parameters)
-        running = sum(
+        return sum(
             benchmark.seconds(parameters["seconds"]) for _, benchmark, _ in steps if benchmark
         )
-        return int(2 * settings.SSH_CONNECT_TIMEOUT + CHECK_TIMEOUT + running + 60)
 
     def schedule(self, *, investigation, user, parameters: dict):
         parameters["network"] = baseline_network_pairs(investigation=investigation)
@@ -293,8 +290,7 @@ class BaselinePlan(Plan):
         run.progress(10, Phrase(gettext_noop("ready to run the benchmarks")))
         run.begin()
         for index, (step, benchmark, repetition) in enumerate(steps):
-            if run.stop.is_set():
-                raise CollectorError(CANCELLED)
+            run.check_stop()
             if step == "network:serve":
                 offer = self._serve(host, check) if server else None
                 offers = run.together(step, max_wait=longest + 30, offer=offer)
@@ -333,7 +329,7 @@ class BaselinePlan(Plan):
         for tool in SERVER_TOOLS:
             if tool not in check.tools:
                 continue
-            pid = pidfile("baseline", host.run.target_id, host.run.attempt, "serve", tool)
+            pid = host.run.pidfile("baseline", "serve", tool)
             host.started.add(pid)
             limit = int(host.run.remaining()) + 5
             output, _stderr, status = host.call("serve", tool, pid, limit, timeout=30)

@@ -26,14 +26,16 @@ from collectors.phrase import gettext_noop as _
 from investigations.connections import connector_for
 from investigations.models import Collection
 from investigations.runs import plan_for
-from investigations.runs.base import TargetRun
+from investigations.runs.base import RunCancelled, TargetRun
 from investigations.runs.gate import StartGate, StepGate
 from investigations.selectors.collections import collection_cancel_requested
 from investigations.services.collections import (
     collection_complete_if_done,
-    collection_time_limit,
+    target_cancel,
+    target_deadline_seconds,
     target_fail,
     targets_claim,
+    targets_keep_alive,
     targets_report,
     targets_resume,
 )
@@ -43,9 +45,10 @@ logger = logging.getLogger(__name__)
 # A transient network error is tried again this many times in all, within the deadline.
 MAX_TRIES = 3
 OUT_OF_TIME = Phrase(_("Gave up: the collection took too long."))
-CANCELLED = Phrase(_("Cancelled."))
 REFRESH_SECONDS = 5
 CANCEL_POLL_SECONDS = 1.0
+# How often the runner tells that its targets still live (their deadlines move on).
+KEEP_ALIVE_SECONDS = 5.0
 
 
 @dataclass
@@ -54,6 +57,7 @@ class Outcome:
     attempt: int
     result: object = None
     error: Phrase | None = None
+    cancelled: bool = False
 
 
 def run_collection(*, collection_id: int, target_ids=None) -> None:
@@ -65,7 +69,7 @@ def run_collection(*, collection_id: int, target_ids=None) -> None:
     targets_resume(collection_id=collection_id, target_ids=target_ids)
     targets = targets_claim(
         collection_id=collection_id,
-        seconds=collection_time_limit(collection=collection, targets=collection.targets.count()),
+        seconds=target_deadline_seconds(collection=collection),
         target_ids=target_ids,
     )
     runs, connectors = [], {}
@@ -126,13 +130,27 @@ def _run_all(plan, collection, targets, connectors) -> None:
     go.set()
     try:
         unread, last_refresh, last_poll = False, time.monotonic(), time.monotonic()
+        cancelling, ended, kept_alive = False, set(), time.monotonic()
         while pending:
             done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+            if time.monotonic() - kept_alive >= KEEP_ALIVE_SECONDS:
+                kept_alive = time.monotonic()
+                targets_keep_alive(
+                    claims=[(t.pk, t.attempts) for t in targets if t.pk not in ended],
+                    seconds=settings.TARGET_GRACE_SECONDS,
+                )
             if not stop.is_set() and time.monotonic() - last_poll >= CANCEL_POLL_SECONDS:
                 last_poll = time.monotonic()
                 if collection_cancel_requested(collection_id=collection.pk):
+                    cancelling = True
                     stop.set()  # the targets stop what they started and end cancelled
             outcomes = [future.result() for future in done]
+            ended |= {outcome.target_id for outcome in outcomes}
+            if cancelling:  # nothing that comes back after a cancel is kept
+                for outcome in outcomes:
+                    if not outcome.error and not outcome.cancelled:
+                        plan.discard(outcome.result)
+                    outcome.cancelled = True
             # What the ended targets said last is overtaken by their end.
             _write_reports(reports, ended={outcome.target_id for outcome in outcomes})
             if not done:
@@ -142,7 +160,7 @@ def _run_all(plan, collection, targets, connectors) -> None:
             # complete without its findings.
             with transaction.atomic():
                 for outcome in outcomes:
-                    if not outcome.error:
+                    if not outcome.error and not outcome.cancelled:
                         plan.store(target=by_id[outcome.target_id], result=outcome.result)
                         unread = True
                 # What reads the results (rules, checklist) runs at the end, and meanwhile
@@ -151,7 +169,9 @@ def _run_all(plan, collection, targets, connectors) -> None:
                     plan.refresh(investigation=collection.investigation)
                     unread, last_refresh = False, time.monotonic()
                 for outcome in outcomes:
-                    if outcome.error:
+                    if outcome.cancelled:
+                        target_cancel(target_id=outcome.target_id, attempt=outcome.attempt)
+                    elif outcome.error:
                         target_fail(
                             target_id=outcome.target_id,
                             error=outcome.error,
@@ -203,7 +223,11 @@ def _run_target(go: threading.Event, plan, run: TargetRun, connector) -> Outcome
                 with connector() as connection:
                     run.connection = connection
                     return Outcome(run.target_id, run.attempt, result=plan.run(run))
+            except RunCancelled:
+                return Outcome(run.target_id, run.attempt, cancelled=True)
             except CollectorError as error:
+                if run.stop.is_set():  # stopped by a cancel or the time limit: no retry
+                    return Outcome(run.target_id, run.attempt, error=error.phrase)
                 pause = 2 * tries
                 if (
                     not error.transient

@@ -19,6 +19,7 @@ from collectors.facts import (
     validate_path,
     validate_service,
 )
+from collectors.loadrun import wrapped_command
 from investigations.choices import CollectionKind
 from investigations.phrases import message_of
 from investigations.runs import register
@@ -92,8 +93,14 @@ class FactsPlan(Plan):
         )
         run.begin()
         run.progress(40, "running the probes")
-        captured = run.capture(
-            facts_argv(secrets.token_hex(8), request),
+        # Under the PID-file wrapper, so that a cancel ends the probe script at once (each
+        # program it runs ends by its own probe's limit, a few seconds).
+        pid = run.pidfile("facts")
+        captured = run.capture_reporting(
+            wrapped_command(
+                pid, settings.FACTS_TIMEOUT + 5, facts_argv(secrets.token_hex(8), request)
+            ),
+            pidfile=pid,
             name=f"facts-{run.host_name}-{run.side}.txt",
             stdin=SCRIPT,
             timeout=settings.FACTS_TIMEOUT,
@@ -112,6 +119,9 @@ class FactsPlan(Plan):
                     artifact_store(target=target, captured=captured)
         finally:
             captured.close()
+
+    def discard(self, result) -> None:
+        result[0].close()
 
     def refresh(self, *, investigation) -> None:
         facts_refresh(investigation=investigation)

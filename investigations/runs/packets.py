@@ -201,6 +201,9 @@ class CapturePlan(Plan):
             + analysis
         )
 
+    def expected_seconds(self, parameters: dict) -> int:
+        return parameters["seconds"]
+
     def schedule(self, *, investigation, user, parameters: dict):
         return on_ladder_step(investigation=investigation, user=user, parameters=parameters)
 
@@ -217,6 +220,7 @@ class CapturePlan(Plan):
             raise refused
         run.progress(20, Phrase(gettext_noop("ready to capture")))
         run.begin()
+        run.check_stop()
 
         counter = PcapCounter()
 
@@ -229,9 +233,11 @@ class CapturePlan(Plan):
                 seconds=request.seconds,
             )
 
+        pid = run.pidfile("capture")
         captured = run.capture_reporting(
-            capture_argv("capture", request),
+            capture_argv("capture", request, pid),
             report=report,
+            pidfile=pid,
             name=f"capture-{run.host_name}-{run.side}.pcap",
             stdin=SCRIPT,
             timeout=request.seconds + DRAIN_SECONDS,
@@ -260,6 +266,7 @@ class CapturePlan(Plan):
         last = [0.0]
 
         def progress(done: int, total: int | None) -> None:
+            run.check_stop()  # a cancel stops the analysis too
             if total and time.monotonic() - last[0] >= 1:
                 last[0] = time.monotonic()
                 run.progress(

@@ -135,6 +135,9 @@ class ProfilePlan(Plan):
         # Connecting (twice through a jump host), the check, the recording, perf script.
         return 2 * settings.SSH_CONNECT_TIMEOUT + int(CHECK_TIMEOUT) + parameters["seconds"] + 120
 
+    def expected_seconds(self, parameters: dict) -> int:
+        return parameters["seconds"]
+
     def schedule(self, *, investigation, user, parameters: dict):
         return on_ladder_step(investigation=investigation, user=user, parameters=parameters)
 
@@ -156,6 +159,7 @@ class ProfilePlan(Plan):
         )
         run.progress(30, Phrase(gettext_noop("ready to record")))
         run.begin()
+        run.check_stop()
 
         def report(elapsed: float):
             if elapsed >= request.seconds:
@@ -166,17 +170,20 @@ class ProfilePlan(Plan):
                 seconds=request.seconds,
             )
 
+        pid = run.pidfile("profile")
         captured = run.capture_reporting(
-            profile_argv("record", request),
+            profile_argv("record", request, pid),
             report=report,
+            pidfile=pid,
             name=f"perf-script-{run.host_name}-{run.side}.txt",
             stdin=SCRIPT,
             timeout=request.seconds + 120,
             max_bytes=MAX_OUTPUT_BYTES,
         )
         problem = record_problem(captured.stderr, captured.exit_status, run.host_name)
-        if problem is not None:
+        if problem is not None or run.stop.is_set():
             captured.close()
+            run.check_stop()
             raise CollectorError(problem)
         captured.file.seek(0)
         folded = fold_profile(captured.file)

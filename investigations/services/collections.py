@@ -14,7 +14,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files import File
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, Value
+from django.db.models.functions import Greatest
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
@@ -42,6 +43,7 @@ from investigations.services.timeline import label_phrase, timeline_event_log
 # A target whose worker stopped this many times (killed, restarted) is given up.
 MAX_CLAIMS = 3
 QUEUED = Phrase(gettext_noop("queued"))
+CANCELLED = Phrase(gettext_noop("Cancelled."))
 
 
 def collection_time_limit(*, collection: Collection, targets: int) -> int:
@@ -51,6 +53,16 @@ def collection_time_limit(*, collection: Collection, targets: int) -> int:
     seconds = plan_for(collection.kind).seconds_for(collection.parameters)
     wait = max(0.0, (collection.start_at - timezone.now()).total_seconds())
     return math.ceil(wait) + waves * seconds + settings.SSH_CONNECT_TIMEOUT + 30
+
+
+def target_deadline_seconds(*, collection: Collection) -> int:
+    """Seconds from now a claimed target of the collection may go without a sign of life:
+    the wait for its planned start, connecting, its own length (Plan.expected_seconds: the
+    seconds it was asked for) and TARGET_GRACE_SECONDS. Its run moves the deadline on while
+    it lives (targets_keep_alive); a run whose worker died is failed soon after."""
+    seconds = plan_for(collection.kind).expected_seconds(collection.parameters)
+    wait = max(0.0, (collection.start_at - timezone.now()).total_seconds())
+    return math.ceil(wait) + settings.SSH_CONNECT_TIMEOUT + seconds + settings.TARGET_GRACE_SECONDS
 
 
 @transaction.atomic
@@ -210,6 +222,19 @@ def targets_claim(*, collection_id: int, seconds: int, target_ids=None) -> list:
     )
 
 
+def targets_keep_alive(*, claims: list[tuple[int, int]], seconds: int) -> None:
+    """The running targets of these (target id, claim) pairs are alive: their deadlines move
+    to at least `seconds` from now (one statement)."""
+    if not claims:
+        return
+    claimed = Q()
+    for target_id, attempt in claims:
+        claimed |= Q(pk=target_id, attempts=attempt)
+    CollectionTarget.objects.filter(claimed, status=TargetStatus.RUNNING).update(
+        deadline_at=Greatest(F("deadline_at"), Value(timezone.now() + timedelta(seconds=seconds)))
+    )
+
+
 def target_claim(*, target_id: int, seconds: int) -> CollectionTarget | None:
     """One queued target -> running, or None if it was not queued."""
     target = CollectionTarget.objects.filter(pk=target_id).only("collection_id").first()
@@ -260,14 +285,26 @@ def target_succeed(*, target: CollectionTarget, attempt: int | None = None) -> b
 def target_fail(*, target_id: int, error: "str | Phrase", attempt: int | None = None) -> None:
     """Queued or running -> failed, with a message a person can act on (a Phrase is read in
     each person's language)."""
+    _target_end(target_id=target_id, status=TargetStatus.FAILED, error=error, attempt=attempt)
+
+
+def target_cancel(*, target_id: int, attempt: int | None = None) -> None:
+    """Queued or running -> cancelled (its collection was cancelled; what it had started on
+    its host was stopped), saying so."""
+    _target_end(
+        target_id=target_id, status=TargetStatus.CANCELLED, error=CANCELLED, attempt=attempt
+    )
+
+
+def _target_end(*, target_id: int, status: str, error: "str | Phrase", attempt: int | None):
     targets = CollectionTarget.objects.filter(
         pk=target_id, status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]
     )
     if attempt is not None:
         targets = targets.filter(attempts=attempt)
     updated = targets.update(
-        status=TargetStatus.FAILED,
-        step="failed",
+        status=status,
+        step=status,
         finished_at=timezone.now(),
         **with_phrases({"error": as_phrase(error)}, limits={"error": 4000}),
     )
@@ -324,10 +361,13 @@ def collection_complete_if_done(*, collection_id: int) -> None:
     collection.completed_at = timezone.now()
     collection.save(update_fields=["completed_at"])
     failed = [t for t in targets if t.status == TargetStatus.FAILED]
+    cancelled = [t for t in targets if t.status == TargetStatus.CANCELLED]
     summary = Phrase(
-        gettext_noop("%(kind)s collected from %(done)s of %(count)s hosts"),
+        gettext_noop("%(kind)s collected from %(done)s of %(count)s hosts")
+        if not cancelled
+        else gettext_noop("%(kind)s cancelled: collected from %(done)s of %(count)s hosts"),
         kind=label_phrase(CollectionKind(collection.kind).label),
-        done=len(targets) - len(failed),
+        done=len(targets) - len(failed) - len(cancelled),
         count=len(targets),
     )
     if failed:
@@ -371,5 +411,5 @@ def collection_cancel(*, collection: Collection, user) -> Collection:
     for target_id in collection.targets.filter(status=TargetStatus.QUEUED).values_list(
         "pk", flat=True
     ):
-        target_fail(target_id=target_id, error=Phrase(gettext_noop("Cancelled.")))
+        target_cancel(target_id=target_id)
     return collection

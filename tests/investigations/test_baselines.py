@@ -800,10 +800,10 @@ def test_a_queued_baseline_collection_is_cancelled_at_once_and_only_once(persona
     assert cancelled.status_code == 200, cancelled.content
     assert cancelled.body["cancel_requested_at"] is not None
     assert [(t["status"], t["error"]) for t in cancelled.body["targets"]] == [
-        ("failed", "Cancelled."),
-        ("failed", "Cancelled."),
+        ("cancelled", "Cancelled."),
+        ("cancelled", "Cancelled."),
     ]
-    assert api.get(f"/api/collections/{collection['id']}").body["status"] == "failed"
+    assert api.get(f"/api/collections/{collection['id']}").body["status"] == "cancelled"
     assert Collection.objects.get(pk=collection["id"]).completed_at is not None
     again = api.post(path)
     assert again.status_code == 400
@@ -834,7 +834,7 @@ def test_the_pages_cancel_button_cancels_and_goes_back_to_the_evidence(personas)
     assert answer["Location"] == f"/investigations/{personas.investigation.pk}/#evidence"
     cancelled = Collection.objects.get(pk=collection["id"])
     assert cancelled.cancel_requested_at is not None and cancelled.completed_at is not None
-    assert set(cancelled.targets.values_list("status", flat=True)) == {"failed"}
+    assert set(cancelled.targets.values_list("status", flat=True)) == {"cancelled"}
 
 
 # --- pages ----------------------------------------------------------------------------------

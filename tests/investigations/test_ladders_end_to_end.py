@@ -130,6 +130,8 @@ def test_cancel_stops_both_sides_and_leaves_no_wrk_running(personas, celery_work
         )
         wait_for(lambda: none_left("wrk"), timeout=10)
         assert time.monotonic() - started < 15
+        # The samplers on the service hosts were stopped with the load.
+        wait_for(lambda: none_left("vmstat") and none_left("mpstat"), timeout=10)
     assert {side["status"] for side in ladder["sides"]} == {"cancelled"}
     assert ladder["results"] == []  # the first 60 s step never finished
     assert TimelineEvent.objects.filter(kind="ladder", summary="Ladder cancelled").exists()

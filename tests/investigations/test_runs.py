@@ -17,7 +17,12 @@ from investigations.models import CollectionTarget, TimelineEvent
 from investigations.runs import PLANS, plan_for
 from investigations.runs.facts import FactsPlan
 from investigations.runs.gate import StartGate
-from investigations.services.collections import collection_request, target_claim
+from investigations.services.collections import (
+    collection_request,
+    target_claim,
+    target_deadline_seconds,
+    targets_keep_alive,
+)
 from investigations.services.inventory import credential_create
 from investigations.worker import Sweeper
 from tests.conftest import ApiClient, start_worker, stop_worker, wait_for
@@ -158,6 +163,59 @@ def test_the_sweep_fails_overdue_targets_and_says_so_once(personas, overdue):
 
 def test_every_worker_sweeps_on_a_timer():
     assert Sweeper in app.steps["worker"]
+
+
+def test_the_sweep_runs_every_few_seconds_by_default(monkeypatch):
+    import importlib
+
+    import app.settings as project_settings
+
+    monkeypatch.delenv("PERFCASE_SWEEP_SECONDS", raising=False)
+    try:
+        assert importlib.reload(project_settings).SWEEP_SECONDS <= 5
+    finally:
+        monkeypatch.undo()
+        importlib.reload(project_settings)
+
+
+@pytest.mark.django_db
+def test_a_live_run_moves_its_targets_deadlines_on_and_only_its_own_claims(personas, settings):
+    settings.TARGET_GRACE_SECONDS = 30
+    place_local_hosts(personas)
+    collection = collection_request(investigation=personas.investigation, user=personas.member)
+    mine, other = collection.targets.all()
+    for target in (mine, other):
+        target_claim(target_id=target.pk, seconds=5)
+    soon = timezone.now() + timedelta(seconds=5)
+    CollectionTarget.objects.update(deadline_at=soon)
+    later = timezone.now() + timedelta(seconds=100)
+    CollectionTarget.objects.filter(pk=other.pk).update(deadline_at=later)
+
+    targets_keep_alive(claims=[(mine.pk, 1), (other.pk, 1)], seconds=30)
+    targets_keep_alive(claims=[(mine.pk, 2)], seconds=600)  # a superseded claim: nothing
+
+    mine, other = (CollectionTarget.objects.get(pk=t.pk) for t in (mine, other))
+    assert 25 < (mine.deadline_at - timezone.now()).total_seconds() <= 30
+    assert other.deadline_at == later  # a deadline never moves nearer
+
+
+@pytest.mark.django_db
+def test_a_claimed_targets_deadline_is_its_own_length_plus_the_grace(personas, settings):
+    settings.TARGET_GRACE_SECONDS, settings.SSH_CONNECT_TIMEOUT = 30, 10
+    place_local_hosts(personas)
+    for kind, parameters, own in (
+        ("capture", {"seconds": 30}, 30),
+        ("profile", {"seconds": 20}, 20),
+        ("facts", {}, 0),
+    ):
+        collection = collection_request(
+            investigation=personas.investigation,
+            user=personas.member,
+            kind=kind,
+            parameters=parameters,
+            host_ids=[m.host_id for m in personas.investigation.members.all()],
+        )
+        assert target_deadline_seconds(collection=collection) == 10 + own + 30, kind
 
 
 # --- one task, every target at once; a killed worker's targets resumed ---------------------

@@ -5,8 +5,9 @@ names the cause, with nobody reading them (the checks read the database, not the
 would show overdue work as failed on its own).
 
 The workers here run with short time limits (a 3 s connect timeout, a 6 s facts probe, a
-ladder grace of 5 s, a sweep every 2 s), the test process with the same settings, so that
-the deadlines come within the test's patience; the rules are the production ones.
+ladder grace of 5 s, a target grace of 10 s, a sweep every 2 s), the test process with the
+same settings, so that the deadlines come within the test's patience; the rules are the
+production ones.
 """
 
 import os
@@ -26,6 +27,7 @@ from investigations.services.collections import collection_time_limit
 from investigations.services.inventory import credential_create
 from tests.conftest import ApiClient, start_worker, stop_worker, wait_for
 from tests.conftest import trust_host_key as trust
+from tests.investigations.test_captures import need_tcpdump
 from tests.investigations.test_facts_end_to_end import place
 from tests.ladders import require
 from tests.loadservers import http_server
@@ -36,6 +38,7 @@ SHORT = {
     "PERFCASE_FACTS_TIMEOUT": "6",
     "PERFCASE_LADDER_GRACE_SECONDS": "5",
     "PERFCASE_SWEEP_SECONDS": "2",
+    "PERFCASE_TARGET_GRACE_SECONDS": "10",
 }
 
 
@@ -45,6 +48,7 @@ def workers(settings):
     with the short limits; each killed or stopped at the end."""
     settings.SSH_CONNECT_TIMEOUT, settings.FACTS_TIMEOUT = 3, 6
     settings.LADDER_GRACE_SECONDS, settings.SWEEP_SECONDS = 5, 2
+    settings.TARGET_GRACE_SECONDS = 10
     queue, previous = f"perfcase-killed-{uuid.uuid4().hex[:8]}", app.conf.task_default_queue
     app.conf.task_default_queue = queue
     started = []
@@ -111,6 +115,44 @@ def test_a_worker_killed_mid_collection_leaves_every_target_failed_by_its_deadli
         interval=0.5,
     )
     ended_in_time(targets.all(), TargetStatus.FAILED, OVERDUE_MESSAGE)
+
+
+def test_a_capture_whose_worker_was_killed_is_failed_after_its_own_length_not_the_kinds(
+    personas, test_hosts, start_host, workers
+):
+    """A 30 s capture: its deadline is connecting (3 s), its 30 s and the grace (10 s) from
+    its claim, not the capture kind's worst case (its check, tcpdump's drain, the analysis of
+    a capture at its size cap: about 230 s with the default settings)."""
+    need_tcpdump()
+    credential = credential_create(
+        team=personas.team, user=personas.member, name="probe", private_key=test_hosts.client_key
+    )
+    api = ApiClient(personas.member)
+    first, _ = workers()
+    for side in ("a", "b"):
+        root = start_host(f"cap-{side}", dump=None, username="root")
+        trust(api, place(personas, credential, root, side))
+    created = api.post(
+        f"/api/investigations/{personas.investigation.pk}/collections",
+        {"kind": "capture", "seconds": 30, "interface": "lo"},
+    ).body
+    targets = CollectionTarget.objects.filter(collection_id=created["id"])
+    wait_for(lambda: targets.filter(step__startswith="capturing").count() == 2, timeout=60)
+
+    kill_hard(first)
+    workers()
+
+    collection = Collection.objects.get(pk=created["id"])
+    for target in targets:
+        own = (target.deadline_at - target.started_at).total_seconds()
+        assert abs(own - (3 + 30 + 10)) < 3, own
+        worst = collection_time_limit(collection=collection, targets=2)
+        assert own < worst / 2, (own, worst)
+    # Its moment comes sooner here (the test's patience); the sweep fails it then.
+    targets.update(deadline_at=timezone.now() + timedelta(seconds=2))
+    wait_for(lambda: not targets.filter(status=TargetStatus.RUNNING), timeout=60, interval=0.5)
+    ended_in_time(targets.all(), TargetStatus.FAILED, OVERDUE_MESSAGE)
+    assert all(target.finished_at >= target.deadline_at for target in targets)
 
 
 def test_targets_no_worker_began_are_failed_by_their_deadline_too(

@@ -11,6 +11,7 @@ from ninja import Field, Router, Schema
 from investigations.access import investigation_for_user
 from investigations.analysis.baseline import DEFAULT_MARGIN, as_csv, as_markdown
 from investigations.api.imports import importer
+from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id
 from investigations.selectors.baselines import baseline_table
 from investigations.services.baselines import baseline_import, baseline_uploads_read
@@ -66,7 +67,9 @@ def baseline_get(request, investigation_id: Id, margin: float = DEFAULT_MARGIN):
     return {"margin": margin, "items": [row.as_item() for row in rows]}
 
 
-@router.get("/investigations/{investigation_id}/baseline/export", response={**ERRORS})
+@router.get(
+    "/investigations/{investigation_id}/baseline/export", response={**ERRORS}, throttle=EXPENSIVE
+)
 def baseline_export(
     request,
     investigation_id: Id,

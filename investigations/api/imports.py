@@ -18,6 +18,7 @@ from ninja import File, Form, Router, Status
 from ninja.files import UploadedFile
 
 from investigations.access import investigation_for_user
+from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id, Text
 from investigations.choices import Role
 
@@ -88,5 +89,6 @@ def imports_router() -> Router:
     router.post(
         "/investigations/{investigation_id}/imports",
         response={201: Union[answers], **ERRORS},  # noqa: UP007 (a tuple of types)
+        throttle=EXPENSIVE,
     )(imports_create)
     return router

@@ -8,6 +8,7 @@ from django.utils.translation import gettext as _
 from ninja import Field, Query, Router, Schema, Status
 
 from investigations.access import team_for_user
+from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id, Text, reject_nulls
 from investigations.choices import Role
 from investigations.selectors.knowledge import (
@@ -200,7 +201,7 @@ def root_causes_patch(request, root_cause_id: Id, payload: RootCausePatch):
     return _detail(request, root_cause_update(root_cause=root_cause, user=request.user, **fields))
 
 
-@router.get("/search", response={200: SearchOut, **ERRORS})
+@router.get("/search", response={200: SearchOut, **ERRORS}, throttle=EXPENSIVE)
 def search(request, filters: Query[SearchQuery]):
     """Search the knowledge base and the caller's teams' investigations at once, in English
     and Chinese: "powersave", "节能", "透明大页", "futex"."""

@@ -5,14 +5,17 @@ import json
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import AuthenticationError, HttpError, Throttled
 from ninja.errors import ValidationError as InputError
+from ninja.openapi.schema import OpenAPISchema
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from collectors.errors import CollectorError
+from investigations.api.limits import WRITES, token_rate_key
 from investigations.phrases import translate
 from investigations.services.tokens import api_token_authenticate
 
@@ -22,6 +25,7 @@ class BearerToken(HttpBearer):
         user = api_token_authenticate(raw=token) if token else None
         if user is not None:
             request.user = user
+            request.api_token_key = token_rate_key(token)
         return user
 
 
@@ -47,26 +51,41 @@ COMMON_ERRORS = {
 }
 
 
-class PerfcaseAPI(NinjaAPI):
-    def get_openapi_schema(self, *args, **kwargs):
-        schema = super().get_openapi_schema(*args, **kwargs)
+TOO_MANY = {
+    "description": "Too many requests: this token's rate limit is spent for now.",
+    "headers": {
+        "Retry-After": {
+            "description": "Seconds to wait before trying again.",
+            "schema": {"type": "integer"},
+        }
+    },
+}
+
+
+class PerfcaseSchema(OpenAPISchema):
+    def operation_details(self, operation):
+        details = super().operation_details(operation)
         error = {"$ref": "#/components/schemas/ErrorOut"}
-        for operations in schema.get("paths", {}).values():
-            for operation in operations.values():
-                responses = operation.setdefault("responses", {})
-                for status, description in COMMON_ERRORS.items():
-                    if status == 401 and not operation.get("security"):
-                        continue  # open to everyone (signing in)
-                    if status in responses or str(status) in responses:
-                        continue
-                    responses.setdefault(
-                        status,
-                        {
-                            "description": description,
-                            "content": {"application/json": {"schema": error}},
-                        },
-                    )
-        return schema
+        responses = details.setdefault("responses", {})
+        declared = {**COMMON_ERRORS}
+        if any(limit.applies_to(operation.methods) for limit in operation.throttle_objects):
+            declared[429] = TOO_MANY
+        for status, answer in declared.items():
+            if status == 401 and not details.get("security"):
+                continue  # open to everyone (signing in)
+            if status in responses or str(status) in responses:
+                continue
+            if isinstance(answer, str):
+                answer = {"description": answer}
+            responses[status] = {**answer, "content": {"application/json": {"schema": error}}}
+        return details
+
+
+class PerfcaseAPI(NinjaAPI):
+    def get_openapi_schema(self, *, path_prefix=None, path_params=None):
+        if path_prefix is None:
+            path_prefix = self.get_root_path(path_params or {})
+        return PerfcaseSchema(self, path_prefix)
 
 
 api = PerfcaseAPI(
@@ -78,6 +97,8 @@ api = PerfcaseAPI(
         "`POST /api/auth/token` and send `Authorization: Bearer <token>`."
     ),
     auth=BearerToken(),
+    # Every write is limited; the costly operations name their limits themselves (EXPENSIVE).
+    throttle=[WRITES],
     urls_namespace="api",
 )
 
@@ -143,6 +164,18 @@ def _http_error(request, exc: HttpError):
     if detail.startswith("Cannot parse request body"):
         detail = _("The body must be a JSON object (send Content-Type: application/json).")
     return _error(request, exc.status_code, detail, [{"field": None, "message": detail}])
+
+
+@api.exception_handler(Throttled)
+def _too_many(request, exc: Throttled):
+    # ninja adds the Retry-After header to this answer.
+    seconds = int(exc.wait or 1)
+    detail = ngettext(
+        "Too many requests: try again in %(seconds)s second.",
+        "Too many requests: try again in %(seconds)s seconds.",
+        seconds,
+    ) % {"seconds": seconds}
+    return _error(request, 429, detail, [{"field": None, "message": detail}])
 
 
 @api.exception_handler(CollectorError)

@@ -9,7 +9,7 @@ from ninja import Field, Query, Router, Schema, Status
 
 from investigations.access import team_for_user
 from investigations.api.limits import EXPENSIVE
-from investigations.api.schemas import ErrorOut, Id, Text, reject_nulls
+from investigations.api.schemas import ErrorOut, Id, NotNull, Text, reject_nulls
 from investigations.choices import Role
 from investigations.selectors.knowledge import (
     root_cause_cases,
@@ -114,20 +114,20 @@ class RootCauseIn(RootCauseFields):
 class RootCausePatch(Schema):
     """Send only the fields to change."""
 
-    title: Text | None = None
-    title_zh: Text | None = None
-    category: Text | None = None
-    symptoms: Text | None = None
-    symptoms_zh: Text | None = None
-    detection: Text | None = None
-    detection_zh: Text | None = None
-    fix: Text | None = None
-    fix_zh: Text | None = None
-    verification: Text | None = None
-    verification_zh: Text | None = None
-    monitoring: Text | None = None
-    monitoring_zh: Text | None = None
-    references: list[Text] | None = None
+    title: Text | NotNull = None
+    title_zh: Text | NotNull = None
+    category: Text | NotNull = None
+    symptoms: Text | NotNull = None
+    symptoms_zh: Text | NotNull = None
+    detection: Text | NotNull = None
+    detection_zh: Text | NotNull = None
+    fix: Text | NotNull = None
+    fix_zh: Text | NotNull = None
+    verification: Text | NotNull = None
+    verification_zh: Text | NotNull = None
+    monitoring: Text | NotNull = None
+    monitoring_zh: Text | NotNull = None
+    references: list[Text] | NotNull = None
 
 
 class FoundInvestigationOut(Schema):

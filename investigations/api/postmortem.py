@@ -9,7 +9,7 @@ from ninja import Field, Router, Schema, Status
 
 from investigations.access import investigation_for_user
 from investigations.api.limits import EXPENSIVE
-from investigations.api.schemas import ErrorOut, Id, Text, reject_nulls
+from investigations.api.schemas import ErrorOut, Id, NotNull, Text, reject_nulls
 from investigations.choices import Role
 from investigations.selectors.postmortem import (
     WRITTEN,
@@ -140,12 +140,12 @@ class PostmortemPatch(Schema):
     """Send only what changes; `events` are timeline entry ids of this investigation ([]:
     the default entries)."""
 
-    summary: Text | None = None
-    impact: Text | None = None
-    fix: Text | None = None
-    verification: Text | None = None
-    lessons: Text | None = None
-    events: list[Id] | None = None
+    summary: Text | NotNull = None
+    impact: Text | NotNull = None
+    fix: Text | NotNull = None
+    verification: Text | NotNull = None
+    lessons: Text | NotNull = None
+    events: list[Id] | NotNull = None
 
 
 class ActionIn(Schema):

@@ -1,6 +1,7 @@
 """The JSON API: /api/, schema at /api/openapi.json, interactive docs at /api/docs."""
 
 import json
+import re
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest
@@ -113,9 +114,14 @@ def _error(request, status: int, detail: str, errors: list[dict] | None = None):
 INPUT_LOCATIONS = ("body", "query", "path", "form", "file", "header", "cookie")
 
 
+# The tags pydantic puts in a location for a member of a union (a field typed `Text | NotNull`
+# fails as "function-after[_no_nul(), str]" and as "none"): not part of the field's name.
+UNION_TAG = re.compile(r"[a-z-]+\[.*\]|none|int|float|str|bool")
+
+
 @api.exception_handler(InputError)
 def _input_error(request, exc: InputError):
-    errors = []
+    errors, named = [], set()
     for item in exc.errors:
         # loc is ("body", "payload", "title"), ("query", "limit") or ("file", "file"):
         # name the field only, without where it came from or the schema parameter.
@@ -124,9 +130,14 @@ def _input_error(request, exc: InputError):
             loc = loc[1:]
         if loc and loc[0] in ("payload", "filters"):
             loc = loc[1:]
-        errors.append(
-            {"field": ".".join(loc) or None, "message": item.get("msg", _("Invalid value."))}
-        )
+        tagged = len(loc) > 1 and UNION_TAG.fullmatch(loc[-1])
+        if tagged:
+            loc = loc[:-1]
+        field = ".".join(loc) or None
+        if tagged and field in named:
+            continue  # one message per field: the first member's
+        named.add(field)
+        errors.append({"field": field, "message": item.get("msg", _("Invalid value."))})
     return _error(request, 422, _("The request is not valid."), errors)
 
 

@@ -54,6 +54,24 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
 
 
+_RATE_PERIODS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+
+
+def env_rate(name: str, default: str) -> tuple[int, int] | None:
+    """A rate such as "120/minute" as (requests, seconds); "0": no limit. Empty is unset, as
+    for every setting (an env file's "NAME=" line must not lift a limit)."""
+    raw = env_str(name, default).strip()
+    if raw == "0":
+        return None
+    count, _, period = raw.partition("/")
+    if not count.isdigit() or period not in _RATE_PERIODS:
+        raise ImproperlyConfigured(
+            f"{name} must be a number of requests per second, minute, hour or day "
+            f"(e.g. 120/minute), or 0 for no limit, not {raw!r}"
+        )
+    return (int(count), _RATE_PERIODS[period]) if int(count) else None
+
+
 DEBUG = env_bool("PERFCASE_DEBUG", True)
 VAR_DIR = Path(env_str("PERFCASE_VAR_DIR", str(BASE_DIR / "var")))
 
@@ -157,6 +175,12 @@ DATA_UPLOAD_MAX_NUMBER_FILES = 50
 PATH_EVIDENCE_MAX_MB = env_int("PERFCASE_PATH_EVIDENCE_MAX_MB", 50, minimum=1)
 # API tokens from POST /api/auth/token and the profile page stop working after this many days.
 API_TOKEN_DAYS = env_int("PERFCASE_API_TOKEN_DAYS", 30, minimum=1)
+# The API's own rate limits (investigations/api/limits.py), per token (per address without
+# one), counted in the cache below so that every web process shares them: writes, and the
+# reads that cost the most (search, similar cases, diffs and comparisons, the postmortem,
+# the baseline export) together with imports.
+API_WRITE_RATE = env_rate("PERFCASE_API_WRITE_RATE", "120/minute")
+API_EXPENSIVE_RATE = env_rate("PERFCASE_API_EXPENSIVE_RATE", "30/minute")
 
 ROOT_URLCONF = "app.urls"
 WSGI_APPLICATION = "app.wsgi.application"
@@ -312,6 +336,34 @@ else:
     # Longer than any task may run, so a slow acks_late task is not delivered twice.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * 3600}
 CELERY_TASK_DEFAULT_QUEUE = env_str("PERFCASE_QUEUE", "perfcase")
+
+# The cache holds what every web process must share (the API's rate-limit counters): Redis
+# when the broker is Redis (or PERFCASE_CACHE_URL names one), else files under var/ for
+# the embedded stack, whose web server and worker are processes on one machine.
+_CACHE_URL = env_str(
+    "PERFCASE_CACHE_URL",
+    CELERY_BROKER_URL
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else f"file://{VAR_DIR / 'cache'}",
+)
+if _CACHE_URL.startswith(("redis://", "rediss://")):
+    _CACHE_BACKEND = "django.core.cache.backends.redis.RedisCache"
+    _CACHE_LOCATION = _CACHE_URL
+elif _CACHE_URL.startswith("file:///"):
+    _CACHE_BACKEND = "django.core.cache.backends.filebased.FileBasedCache"
+    _CACHE_LOCATION = _CACHE_URL.removeprefix("file://")
+else:
+    raise ImproperlyConfigured(
+        f"PERFCASE_CACHE_URL must be redis://, rediss:// or file:///<absolute folder>, "
+        f"not {_CACHE_URL!r}"
+    )
+CACHES = {
+    "default": {
+        "BACKEND": _CACHE_BACKEND,
+        "LOCATION": _CACHE_LOCATION,
+        "KEY_PREFIX": "perfcase",
+    }
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -1,16 +1,18 @@
 """The baseline pack: the table of both sides' medians with a verdict a row, its exports,
 and results made elsewhere imported (POST /api/investigations/{id}/imports)."""
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema
+from pydantic import WithJsonSchema
 
 from investigations.access import investigation_for_user
 from investigations.analysis.baseline import DEFAULT_MARGIN, as_csv, as_markdown
 from investigations.api.imports import importer
+from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id
 from investigations.selectors.baselines import baseline_table
 from investigations.services.baselines import baseline_import, baseline_uploads_read
@@ -51,6 +53,21 @@ class BaselineOut(Schema):
     items: list[BaselineItemOut]
 
 
+# The bounds _margin() holds a margin to (refused with a 400 naming it), in the schema.
+Margin = Annotated[float, WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1000})]
+EXPORT_ANSWER = {
+    "responses": {
+        200: {
+            "description": "The table as a file (format=markdown or format=csv).",
+            "content": {
+                "text/markdown": {"schema": {"type": "string"}},
+                "text/csv": {"schema": {"type": "string"}},
+            },
+        }
+    }
+}
+
+
 def _margin(margin: float) -> float:
     if not 0 <= margin <= 1000:
         raise ValidationError({"margin": _("A margin from 0 to 1000 percent.")})
@@ -58,7 +75,7 @@ def _margin(margin: float) -> float:
 
 
 @router.get("/investigations/{investigation_id}/baseline", response={200: BaselineOut, **ERRORS})
-def baseline_get(request, investigation_id: Id, margin: float = DEFAULT_MARGIN):
+def baseline_get(request, investigation_id: Id, margin: Margin = DEFAULT_MARGIN):
     """Each benchmark's newest median on both sides, the ratio A / B and the verdict of A
     against B: better, worse or about_equal."""
     investigation = investigation_for_user(request.user, investigation_id)
@@ -66,12 +83,17 @@ def baseline_get(request, investigation_id: Id, margin: float = DEFAULT_MARGIN):
     return {"margin": margin, "items": [row.as_item() for row in rows]}
 
 
-@router.get("/investigations/{investigation_id}/baseline/export", response={**ERRORS})
+@router.get(
+    "/investigations/{investigation_id}/baseline/export",
+    response={**ERRORS},
+    throttle=EXPENSIVE,
+    openapi_extra=EXPORT_ANSWER,
+)
 def baseline_export(
     request,
     investigation_id: Id,
     format: Literal["markdown", "csv"] = "markdown",
-    margin: float = DEFAULT_MARGIN,
+    margin: Margin = DEFAULT_MARGIN,
 ):
     """The table as Markdown (grouped, marked ↑ ↓ ≈) or CSV."""
     investigation = investigation_for_user(request.user, investigation_id)

@@ -10,6 +10,7 @@ from ninja import Field, Router, Schema
 from collectors.capture import compare
 from investigations.access import capture_for_user, investigation_for_user
 from investigations.api.imports import importer
+from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id
 from investigations.choices import CaptureStatus
 from investigations.models import Capture
@@ -147,7 +148,9 @@ def captures_list(request, investigation_id: Id):
 
 
 @router.get(
-    "/investigations/{investigation_id}/captures/compare", response={200: CompareOut, **ERRORS}
+    "/investigations/{investigation_id}/captures/compare",
+    response={200: CompareOut, **ERRORS},
+    throttle=EXPENSIVE,
 )
 def captures_compare(request, investigation_id: Id, a: Id, b: Id):
     """Capture a against capture b, figure by figure, with which side is better."""

@@ -6,6 +6,7 @@ from ninja import Field, Router, Schema, Status
 from pydantic import ConfigDict
 
 from investigations.access import collection_for_user, finding_for_user, investigation_for_user
+from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id, Text
 from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
 from investigations.phrases import stored_text
@@ -225,7 +226,11 @@ def facts_latest(request, investigation_id: Id):
     ]
 
 
-@router.get("/investigations/{investigation_id}/diff", response={200: list[DiffPairOut], **ERRORS})
+@router.get(
+    "/investigations/{investigation_id}/diff",
+    response={200: list[DiffPairOut], **ERRORS},
+    throttle=EXPENSIVE,
+)
 def facts_diff(request, investigation_id: Id, only_differences: bool = False):
     """Each host pair's facts side by side; volatile facts are shown but never counted."""
     investigation = investigation_for_user(request.user, investigation_id)

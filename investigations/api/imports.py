@@ -18,7 +18,8 @@ from ninja import File, Form, Router, Status
 from ninja.files import UploadedFile
 
 from investigations.access import investigation_for_user
-from investigations.api.schemas import ErrorOut, Id, Text
+from investigations.api.limits import EXPENSIVE
+from investigations.api.schemas import ErrorOut, Id, NotNull, Text
 from investigations.choices import Role
 
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
@@ -57,9 +58,10 @@ def imports_router() -> Router:
         side: Form[Text],
         format: Form[Text],
         file: File[list[UploadedFile]],
-        ladder: Form[Id | None] = None,
-        load: Form[float | None] = None,
-        role: Form[Text | None] = None,
+        # A form has no null: these are left out or sent.
+        ladder: Form[Id | NotNull] = None,
+        load: Form[float | NotNull] = None,
+        role: Form[Text | NotNull] = None,
     ):
         investigation = investigation_for_user(request.user, investigation_id, Role.RESPONDER)
         kind = IMPORTERS.get(format)
@@ -88,5 +90,14 @@ def imports_router() -> Router:
     router.post(
         "/investigations/{investigation_id}/imports",
         response={201: Union[answers], **ERRORS},  # noqa: UP007 (a tuple of types)
+        throttle=EXPENSIVE,
+        # At least one file: none is refused as a missing field.
+        openapi_extra={
+            "requestBody": {
+                "content": {
+                    "multipart/form-data": {"schema": {"properties": {"file": {"minItems": 1}}}}
+                }
+            }
+        },
     )(imports_create)
     return router

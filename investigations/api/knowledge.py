@@ -10,7 +10,8 @@ from django.utils.translation import gettext as _
 from ninja import Field, Query, Router, Schema, Status
 
 from investigations.access import knowledge_operator, root_cause_for_user, team_for_user
-from investigations.api.schemas import ErrorOut, Id, Text, reject_nulls
+from investigations.api.limits import EXPENSIVE
+from investigations.api.schemas import ErrorOut, Id, NotNull, Text, reject_nulls
 from investigations.choices import Role
 from investigations.selectors.knowledge import (
     root_cause_cases,
@@ -125,20 +126,20 @@ class RootCauseIn(RootCauseFields):
 class RootCausePatch(Schema):
     """Send only the fields to change."""
 
-    title: Text | None = None
-    title_zh: Text | None = None
-    category: Text | None = None
-    symptoms: Text | None = None
-    symptoms_zh: Text | None = None
-    detection: Text | None = None
-    detection_zh: Text | None = None
-    fix: Text | None = None
-    fix_zh: Text | None = None
-    verification: Text | None = None
-    verification_zh: Text | None = None
-    monitoring: Text | None = None
-    monitoring_zh: Text | None = None
-    references: list[Text] | None = None
+    title: Text | NotNull = None
+    title_zh: Text | NotNull = None
+    category: Text | NotNull = None
+    symptoms: Text | NotNull = None
+    symptoms_zh: Text | NotNull = None
+    detection: Text | NotNull = None
+    detection_zh: Text | NotNull = None
+    fix: Text | NotNull = None
+    fix_zh: Text | NotNull = None
+    verification: Text | NotNull = None
+    verification_zh: Text | NotNull = None
+    monitoring: Text | NotNull = None
+    monitoring_zh: Text | NotNull = None
+    references: list[Text] | NotNull = None
 
 
 class RevisionOut(Schema):
@@ -246,7 +247,7 @@ def root_causes_history(request, root_cause_id: Id):
     return {"items": list(root_cause_history(root_cause=root_cause))}
 
 
-@router.get("/search", response={200: SearchOut, **ERRORS})
+@router.get("/search", response={200: SearchOut, **ERRORS}, throttle=EXPENSIVE)
 def search(request, filters: Query[SearchQuery]):
     """Search the entries the caller reads and the caller's teams' investigations at once, in
     English and Chinese: "powersave", "节能", "透明大页", "futex"."""

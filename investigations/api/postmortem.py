@@ -8,7 +8,8 @@ from django.http import Http404
 from ninja import Field, Router, Schema, Status
 
 from investigations.access import investigation_for_user
-from investigations.api.schemas import ErrorOut, Id, Text, reject_nulls
+from investigations.api.limits import EXPENSIVE
+from investigations.api.schemas import ErrorOut, Id, NotNull, Text, reject_nulls
 from investigations.choices import Role
 from investigations.selectors.postmortem import (
     WRITTEN,
@@ -139,12 +140,12 @@ class PostmortemPatch(Schema):
     """Send only what changes; `events` are timeline entry ids of this investigation ([]:
     the default entries)."""
 
-    summary: Text | None = None
-    impact: Text | None = None
-    fix: Text | None = None
-    verification: Text | None = None
-    lessons: Text | None = None
-    events: list[Id] | None = None
+    summary: Text | NotNull = None
+    impact: Text | NotNull = None
+    fix: Text | NotNull = None
+    verification: Text | NotNull = None
+    lessons: Text | NotNull = None
+    events: list[Id] | NotNull = None
 
 
 class ActionIn(Schema):
@@ -199,7 +200,9 @@ def _body(report: PostmortemReport) -> dict:
 
 
 @router.get(
-    "/investigations/{investigation_id}/postmortem", response={200: PostmortemOut, **ERRORS}
+    "/investigations/{investigation_id}/postmortem",
+    response={200: PostmortemOut, **ERRORS},
+    throttle=EXPENSIVE,
 )
 def postmortem_get(request, investigation_id: Id):
     """The write-up: what people wrote and what the case says (times and durations, the
@@ -219,7 +222,11 @@ def postmortem_patch(request, investigation_id: Id, payload: PostmortemPatch):
     return _body(postmortem_of(investigation))
 
 
-@router.get("/investigations/{investigation_id}/postmortem.md", response={200: None, **ERRORS})
+@router.get(
+    "/investigations/{investigation_id}/postmortem.md",
+    response={200: None, **ERRORS},
+    throttle=EXPENSIVE,
+)
 def postmortem_md(request, investigation_id: Id):
     """The write-up as Markdown (text/markdown), downloaded as a file named after the case."""
     investigation = investigation_for_user(request.user, investigation_id)

@@ -10,6 +10,7 @@ from ninja import Field, Router, Schema
 from collectors.stacks import FoldedProfile, compare_profiles, function_shares
 from investigations.access import investigation_for_user, profile_for_user
 from investigations.api.imports import importer
+from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id
 from investigations.choices import ProfileFormat
 from investigations.models import Profile
@@ -93,7 +94,11 @@ def profiles_list(request, investigation_id: Id):
     return {"items": list(profiles_for(investigation=investigation).select_related("target"))}
 
 
-@router.get("/investigations/{investigation_id}/profiles/diff", response={200: DiffOut, **ERRORS})
+@router.get(
+    "/investigations/{investigation_id}/profiles/diff",
+    response={200: DiffOut, **ERRORS},
+    throttle=EXPENSIVE,
+)
 def profiles_diff(request, investigation_id: Id, a: Id, b: Id):
     """Side A's profile against side B's, both as percentages of their own total: every
     function's self and total share on each, largest self difference first."""

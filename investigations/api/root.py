@@ -1,17 +1,22 @@
 """The JSON API: /api/, schema at /api/openapi.json, interactive docs at /api/docs."""
 
 import json
+import re
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
+from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, HttpError
+from ninja.errors import AuthenticationError, HttpError, Throttled
 from ninja.errors import ValidationError as InputError
+from ninja.openapi.schema import OpenAPISchema
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from collectors.errors import CollectorError
+from investigations.api.limits import WRITES, token_rate_key
 from investigations.phrases import translate
 from investigations.services.tokens import api_token_authenticate
 
@@ -21,6 +26,7 @@ class BearerToken(HttpBearer):
         user = api_token_authenticate(raw=token) if token else None
         if user is not None:
             request.user = user
+            request.api_token_key = token_rate_key(token)
         return user
 
 
@@ -46,26 +52,41 @@ COMMON_ERRORS = {
 }
 
 
-class PerfcaseAPI(NinjaAPI):
-    def get_openapi_schema(self, *args, **kwargs):
-        schema = super().get_openapi_schema(*args, **kwargs)
+TOO_MANY = {
+    "description": "Too many requests: this token's rate limit is spent for now.",
+    "headers": {
+        "Retry-After": {
+            "description": "Seconds to wait before trying again.",
+            "schema": {"type": "integer"},
+        }
+    },
+}
+
+
+class PerfcaseSchema(OpenAPISchema):
+    def operation_details(self, operation):
+        details = super().operation_details(operation)
         error = {"$ref": "#/components/schemas/ErrorOut"}
-        for operations in schema.get("paths", {}).values():
-            for operation in operations.values():
-                responses = operation.setdefault("responses", {})
-                for status, description in COMMON_ERRORS.items():
-                    if status == 401 and not operation.get("security"):
-                        continue  # open to everyone (signing in)
-                    if status in responses or str(status) in responses:
-                        continue
-                    responses.setdefault(
-                        status,
-                        {
-                            "description": description,
-                            "content": {"application/json": {"schema": error}},
-                        },
-                    )
-        return schema
+        responses = details.setdefault("responses", {})
+        declared = {**COMMON_ERRORS}
+        if any(limit.applies_to(operation.methods) for limit in operation.throttle_objects):
+            declared[429] = TOO_MANY
+        for status, answer in declared.items():
+            if status == 401 and not details.get("security"):
+                continue  # open to everyone (signing in)
+            if status in responses or str(status) in responses:
+                continue
+            if isinstance(answer, str):
+                answer = {"description": answer}
+            responses[status] = {**answer, "content": {"application/json": {"schema": error}}}
+        return details
+
+
+class PerfcaseAPI(NinjaAPI):
+    def get_openapi_schema(self, *, path_prefix=None, path_params=None):
+        if path_prefix is None:
+            path_prefix = self.get_root_path(path_params or {})
+        return PerfcaseSchema(self, path_prefix)
 
 
 api = PerfcaseAPI(
@@ -77,6 +98,8 @@ api = PerfcaseAPI(
         "`POST /api/auth/token` and send `Authorization: Bearer <token>`."
     ),
     auth=BearerToken(),
+    # Every write is limited; the costly operations name their limits themselves (EXPENSIVE).
+    throttle=[WRITES],
     urls_namespace="api",
 )
 
@@ -91,9 +114,14 @@ def _error(request, status: int, detail: str, errors: list[dict] | None = None):
 INPUT_LOCATIONS = ("body", "query", "path", "form", "file", "header", "cookie")
 
 
+# The tags pydantic puts in a location for a member of a union (a field typed `Text | NotNull`
+# fails as "function-after[_no_nul(), str]" and as "none"): not part of the field's name.
+UNION_TAG = re.compile(r"[a-z-]+\[.*\]|none|int|float|str|bool")
+
+
 @api.exception_handler(InputError)
 def _input_error(request, exc: InputError):
-    errors = []
+    errors, named = [], set()
     for item in exc.errors:
         # loc is ("body", "payload", "title"), ("query", "limit") or ("file", "file"):
         # name the field only, without where it came from or the schema parameter.
@@ -102,9 +130,14 @@ def _input_error(request, exc: InputError):
             loc = loc[1:]
         if loc and loc[0] in ("payload", "filters"):
             loc = loc[1:]
-        errors.append(
-            {"field": ".".join(loc) or None, "message": item.get("msg", _("Invalid value."))}
-        )
+        tagged = len(loc) > 1 and UNION_TAG.fullmatch(loc[-1])
+        if tagged:
+            loc = loc[:-1]
+        field = ".".join(loc) or None
+        if tagged and field in named:
+            continue  # one message per field: the first member's
+        named.add(field)
+        errors.append({"field": field, "message": item.get("msg", _("Invalid value."))})
     return _error(request, 422, _("The request is not valid."), errors)
 
 
@@ -142,6 +175,18 @@ def _http_error(request, exc: HttpError):
     if detail.startswith("Cannot parse request body"):
         detail = _("The body must be a JSON object (send Content-Type: application/json).")
     return _error(request, exc.status_code, detail, [{"field": None, "message": detail}])
+
+
+@api.exception_handler(Throttled)
+def _too_many(request, exc: Throttled):
+    # ninja adds the Retry-After header to this answer.
+    seconds = int(exc.wait or 1)
+    detail = ngettext(
+        "Too many requests: try again in %(seconds)s second.",
+        "Too many requests: try again in %(seconds)s seconds.",
+        seconds,
+    ) % {"seconds": seconds}
+    return _error(request, 429, detail, [{"field": None, "message": detail}])
 
 
 @api.exception_handler(CollectorError)
@@ -192,8 +237,11 @@ api.add_router("", baselines.router)
 api.add_router("", imports_router())
 
 
+@csrf_exempt
 def api_not_found(request: HttpRequest, *args, **kwargs):
-    """A path under /api/ that no endpoint has: a JSON 404 like the API's others."""
+    """A path under /api/ that no endpoint has: a JSON 404 like the API's others, for every
+    method. Exempt from CSRF (which would answer a POST with an HTML 403 page): it changes
+    nothing, and API clients send a bearer token, not a form's CSRF token."""
     return _error(
         request,
         404,

@@ -3,6 +3,7 @@
 from ninja import Field, Query, Router, Schema
 
 from investigations.access import investigation_for_user
+from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id
 from investigations.selectors.similar import similar_cases
 
@@ -35,7 +36,11 @@ class SimilarQuery(Schema):
     limit: int = Field(5, ge=1, le=20)
 
 
-@router.get("/investigations/{investigation_id}/similar", response={200: SimilarListOut, **ERRORS})
+@router.get(
+    "/investigations/{investigation_id}/similar",
+    response={200: SimilarListOut, **ERRORS},
+    throttle=EXPENSIVE,
+)
 def similar_list(request, investigation_id: Id, filters: Query[SimilarQuery]):
     """The resolved and closed cases of your teams most like this one, best first: the same
     root cause as its evidence first, then the same findings, differing facts and path

@@ -157,6 +157,11 @@ def host_delete(*, host: Host) -> None:
         )
     if host.jumped_hosts.exists():
         raise ValidationError(_("Other hosts use this host as their jump host."))
+    # Evidence names the host it came from (a protected key): it outlives the inventory.
+    if host.targets.exists():
+        raise ValidationError(
+            _("Evidence was collected from this host; it stays in the inventory with it.")
+        )
     host.delete()
 
 

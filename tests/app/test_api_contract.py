@@ -47,3 +47,28 @@ def test_a_path_under_api_that_is_no_endpoint_is_a_json_404(personas, path):
     assert response.status_code == 404
     assert response["Content-Type"].startswith("application/json")
     assert response.body["detail"].startswith("No such API path")
+
+
+METHODS = ["get", "post", "put", "patch", "delete", "options", "head"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("caller", ["token", "session", "nobody"])
+@pytest.mark.parametrize("path", ["/api/nope", "/api/investigations/1/nope", "/api/hosts/x/y/"])
+def test_every_method_to_a_path_that_is_no_endpoint_is_a_json_404(personas, method, caller, path):
+    # A browser's session cookie and a client that checks CSRF as browsers' requests are checked.
+    client = Client(enforce_csrf_checks=True)
+    headers = {}
+    if caller == "token":
+        headers["Authorization"] = ApiClient(personas.member).headers["Authorization"]
+    elif caller == "session":
+        client.force_login(personas.member)
+
+    body = {} if method in ("get", "head") else {"data": "{}", "content_type": "application/json"}
+    response = getattr(client, method)(path, headers=headers, **body)
+
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/json")
+    if method != "head":
+        assert json.loads(response.content)["detail"].startswith("No such API path")

@@ -58,6 +58,9 @@ def test_check_deploy_names_what_is_left_to_set():
         ({"PERFCASE_HSTS_SECONDS": "a year"}, "PERFCASE_HSTS_SECONDS must be an integer"),
         ({"PERFCASE_DEBUG": "maybe"}, "PERFCASE_DEBUG must be a boolean"),
         ({"PERFCASE_BASE_URL": "ftp://x"}, "PERFCASE_BASE_URL"),
+        ({"PERFCASE_API_WRITE_RATE": "lots"}, "PERFCASE_API_WRITE_RATE must be a number"),
+        ({"PERFCASE_API_EXPENSIVE_RATE": "30/fortnight"}, "PERFCASE_API_EXPENSIVE_RATE"),
+        ({"PERFCASE_CACHE_URL": "memcached://cache:11211"}, "PERFCASE_CACHE_URL must be"),
     ],
 )
 def test_bad_or_missing_production_values_stop_the_start(env, message):
@@ -97,3 +100,49 @@ def test_the_example_environment_passes_check_deploy_as_the_readme_says():
 
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues" in result.stdout
+
+
+def shown(expression: str, **env: str) -> str:
+    result = manage(
+        "shell", "-c", f"from django.conf import settings as s; print({expression})", **env
+    )
+    assert result.returncode == 0, result.stderr
+    # The shell's first lines say what it imported.
+    return result.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({"CELERY_BROKER_URL": "redis://redis:6379/0"}, "RedisCache redis://redis:6379/0"),
+        (
+            {"CELERY_BROKER_URL": "redis://redis:6379/0", "PERFCASE_CACHE_URL": "redis://c:6379/2"},
+            "RedisCache redis://c:6379/2",
+        ),
+        (
+            {"CELERY_BROKER_URL": "filesystem://"},
+            "FileBasedCache " + str(ROOT / "var" / "settings-test" / "cache"),
+        ),
+    ],
+)
+def test_the_cache_every_process_shares_follows_the_broker(env, expected):
+    backend = shown(
+        "s.CACHES['default']['BACKEND'].rsplit('.', 1)[1], s.CACHES['default']['LOCATION']", **env
+    )
+
+    assert backend == expected
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        ({}, "(120, 60) (30, 60)"),
+        (
+            {"PERFCASE_API_WRITE_RATE": "10/second", "PERFCASE_API_EXPENSIVE_RATE": "5/hour"},
+            "(10, 1) (5, 3600)",
+        ),
+        ({"PERFCASE_API_WRITE_RATE": "0", "PERFCASE_API_EXPENSIVE_RATE": ""}, "None (30, 60)"),
+    ],
+)
+def test_api_rates_are_read_per_period_and_zero_is_no_limit_empty_the_default(env, expected):
+    assert shown("s.API_WRITE_RATE, s.API_EXPENSIVE_RATE", **env) == expected

@@ -2445,3 +2445,21 @@ def test_a_nul_character_is_refused_by_name_never_a_server_error(personas, field
     # PostgreSQL text cannot hold NUL, so every database refuses it alike, as bad input.
     assert_names_field(response, field, 422)
     assert "NUL" in response.body["errors"][0]["message"]
+
+
+def test_a_host_evidence_was_collected_from_is_kept_with_a_message(personas, settings):
+    from django.core.management import call_command
+
+    from investigations.management.commands.load_demo import DEMO_TITLE
+    from investigations.models import CollectionTarget, EnvironmentMember, Investigation
+
+    settings.DEBUG = True  # load_demo runs in DEBUG only
+    call_command("load_demo", verbosity=0)
+    case = Investigation.objects.get(title=DEMO_TITLE)
+    host = CollectionTarget.objects.filter(collection__investigation=case).first().host
+    EnvironmentMember.objects.filter(host=host).delete()
+
+    response = ApiClient(case.lead).delete(f"/api/hosts/{host.pk}")
+
+    assert response.status_code == 400
+    assert "Evidence was collected from this host" in response.body["detail"]

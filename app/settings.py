@@ -157,6 +157,8 @@ DATA_UPLOAD_MAX_NUMBER_FILES = 50
 PATH_EVIDENCE_MAX_MB = env_int("PERFCASE_PATH_EVIDENCE_MAX_MB", 50, minimum=1)
 # API tokens from POST /api/auth/token and the profile page stop working after this many days.
 API_TOKEN_DAYS = env_int("PERFCASE_API_TOKEN_DAYS", 30, minimum=1)
+# A lead's invitation to join a team lapses unanswered after this many days.
+INVITATION_DAYS = env_int("PERFCASE_INVITATION_DAYS", 14, minimum=1)
 
 ROOT_URLCONF = "app.urls"
 WSGI_APPLICATION = "app.wsgi.application"

@@ -42,8 +42,9 @@ ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: Error
 )
 def token_create(request, payload: TokenIn):
     """Exchange a username and password for a new API token (shown once), valid for
-    PERFCASE_API_TOKEN_DAYS (30 by default). 429: too many failed sign-ins for this user or
-    from this address; wait, or ask a team lead to unlock you."""
+    PERFCASE_API_TOKEN_DAYS (30 by default). 429: too many failed sign-ins for this user name
+    from this address (ask a team lead to unlock you), or from this address for any names
+    (wait the seconds in Retry-After)."""
     user = authenticate(request, username=payload.username, password=payload.password)
     if user is None:
         raise AuthenticationError()

@@ -98,9 +98,10 @@ def team_set_webhook(*, team: Team, webhook_url: str) -> Team:
     return team
 
 
-def membership_unlock(*, membership: Membership) -> int:
+def membership_unlock(*, membership: Membership, address: str = "") -> int:
     """A lead lets a member sign in again after too many failed sign-ins: the failures
-    recorded for the user name are forgotten. Returns how many records went."""
+    recorded for the user name at this address (at every address without one) are
+    forgotten. Returns how many records went."""
     from axes.utils import reset
 
-    return reset(username=membership.user.get_username())
+    return reset(username=membership.user.get_username(), ip=address.strip() or None)

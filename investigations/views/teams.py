@@ -17,7 +17,7 @@ from investigations.selectors.invitations import (
     team_invitation_get,
     team_invitations,
 )
-from investigations.selectors.teams import locked_out_usernames
+from investigations.selectors.teams import sign_in_locks
 from investigations.services.invitations import (
     invitation_accept,
     invitation_create,
@@ -70,7 +70,11 @@ def team_detail(request: HttpRequest, pk: int) -> HttpResponse:
                 attach_errors(add_form, error)
             else:
                 return redirect("team_detail", pk=team.pk)
-    members = team_members(team=team)
+    members = list(team_members(team=team))
+    if is_lead:
+        locks = sign_in_locks(usernames=[m.user.get_username() for m in members])
+        for member in members:
+            member.sign_in_locks = locks.get(member.user.get_username(), [])
     return render(
         request,
         "investigations/team_detail.html",
@@ -78,9 +82,6 @@ def team_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "team": team,
             "is_lead": is_lead,
             "members": members,
-            "locked": locked_out_usernames(usernames=[m.user.get_username() for m in members])
-            if is_lead
-            else set(),
             "roles": Role.choices,
             "add_form": add_form,
             "operator": is_membership_operator(request.user),
@@ -164,10 +165,14 @@ def membership_edit(request: HttpRequest, pk: int) -> HttpResponse:
     membership = membership_for_lead(request.user, pk)
     try:
         if request.POST.get("unlock"):
-            membership_unlock(membership=membership)
+            address = request.POST.get("address", "")
+            membership_unlock(membership=membership, address=address)
             messages.success(
                 request,
-                _("%(user)s may sign in again.") % {"user": membership.user.get_username()},
+                _("%(user)s may sign in again from %(address)s.")
+                % {"user": membership.user.get_username(), "address": address}
+                if address
+                else _("%(user)s may sign in again.") % {"user": membership.user.get_username()},
             )
         elif request.POST.get("remove"):
             membership_remove(membership=membership)

@@ -58,6 +58,7 @@ def test_check_deploy_names_what_is_left_to_set():
         ({"PERFCASE_HSTS_SECONDS": "a year"}, "PERFCASE_HSTS_SECONDS must be an integer"),
         ({"PERFCASE_DEBUG": "maybe"}, "PERFCASE_DEBUG must be a boolean"),
         ({"PERFCASE_BASE_URL": "ftp://x"}, "PERFCASE_BASE_URL"),
+        ({"PERFCASE_TRUSTED_PROXIES": "10.0.0.0/8,the lb"}, "PERFCASE_TRUSTED_PROXIES"),
     ],
 )
 def test_bad_or_missing_production_values_stop_the_start(env, message):

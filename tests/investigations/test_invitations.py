@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from investigations.choices import InvitationStatus, Role
 from investigations.models import Invitation, Membership
-from tests.conftest import ApiClient, make_user
+from tests.conftest import HOSTILE_STRINGS, ApiClient, make_user
 
 pytestmark = pytest.mark.django_db
 
@@ -264,3 +264,19 @@ def test_the_invite_form_keeps_what_was_typed_and_shows_the_error_beside_the_fie
     assert "This user is already a member of the team." in field
     assert re.search(r'<option value="lead"\s+selected>', page)
     assert not Invitation.objects.exists()
+
+
+def test_hostile_names_are_invited_as_text_and_too_long_ones_are_refused(personas):
+    for name in HOSTILE_STRINGS:
+        answer = invite(personas, name)
+        if len(name.strip()) > 150:
+            assert answer.status_code == 400
+            assert answer.body["errors"][0]["field"] == "username"
+        else:
+            assert answer.status_code == 202, name
+            assert answer.body["username"] == name.strip()
+
+    page = personas.client(personas.lead).get(f"/teams/{personas.team.pk}/").content.decode()
+
+    assert "<script>alert" not in page and "&lt;script&gt;alert" in page
+    assert "容器性能不如虚拟机" in page

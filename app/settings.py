@@ -72,6 +72,17 @@ def env_rate(name: str, default: str) -> tuple[int, int] | None:
     return (int(count), _RATE_PERIODS[period]) if int(count) else None
 
 
+def env_networks(name: str) -> list[str]:
+    """Comma-separated CIDRs (a bare address is a network of one), each checked."""
+    networks = env_list(name)
+    for network in networks:
+        try:
+            ipaddress.ip_network(network, strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(f"{name}: {network!r} is not a network (CIDR)") from None
+    return networks
+
+
 DEBUG = env_bool("PERFCASE_DEBUG", True)
 VAR_DIR = Path(env_str("PERFCASE_VAR_DIR", str(BASE_DIR / "var")))
 
@@ -145,21 +156,34 @@ CONTENT_SECURITY_POLICY = {
     }
 }
 
-# Password guessing: after PERFCASE_LOGIN_FAILURE_LIMIT failed sign-ins for one user name,
-# or from one address, sign-ins (the page, POST /api/auth/token and /admin/) are refused for
-# PERFCASE_LOGIN_LOCKOUT_MINUTES, with a message that says so; a team lead unlocks a member
-# on the team page, an admin anyone (the admin's access attempts, or manage.py axes_reset).
+# Password guessing (django-axes and investigations/security.py). A user name is locked at
+# one address after PERFCASE_LOGIN_FAILURE_LIMIT failed sign-ins from there, for
+# PERFCASE_LOGIN_LOCKOUT_MINUTES: nobody can lock a person out from elsewhere. An address that
+# fails PERFCASE_LOGIN_ADDRESS_FAILURES times (any user names) is slowed, not locked: each
+# further failure doubles the wait before its next sign-in (2 s, 4 s, ... up to
+# PERFCASE_LOGIN_ADDRESS_MAX_DELAY_SECONDS), refused meanwhile with 429 and Retry-After, so
+# that people behind one proxy are not locked out together and no worker sleeps. This holds
+# for the sign-in page, POST /api/auth/token and /admin/; a team lead sees and lifts the
+# locks of members on the team page, an admin anyone's (manage.py axes_reset).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("PERFCASE_LOGIN_FAILURE_LIMIT", 5, minimum=1)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("PERFCASE_LOGIN_LOCKOUT_MINUTES", 15, minimum=1))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# A refused attempt is not a failure: it neither extends a lock nor lengthens a wait.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_HANDLER = "investigations.security.SignInHandler"
 AXES_LOCKOUT_CALLABLE = "investigations.security.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "investigations.security.client_ip"
 AXES_VERBOSE = False
+LOGIN_ADDRESS_FAILURES = env_int("PERFCASE_LOGIN_ADDRESS_FAILURES", 10, minimum=1)
+LOGIN_ADDRESS_MAX_DELAY_SECONDS = env_int("PERFCASE_LOGIN_ADDRESS_MAX_DELAY_SECONDS", 30, minimum=1)
+# Proxies (CIDRs) whose X-Forwarded-For is believed for the client's address; none by default,
+# so the address is the peer's (REMOTE_ADDR) and a client cannot choose its own.
+TRUSTED_PROXIES = env_networks("PERFCASE_TRUSTED_PROXIES")
 # Uploads are measured while they stream (investigations/uploads.py): a file past
 # PERFCASE_UPLOAD_MAX_FILE_MB or a request past PERFCASE_UPLOAD_MAX_REQUEST_MB is stopped and
 # refused with a 413 before anything reads it; each kind of import has a smaller limit.
@@ -181,6 +205,10 @@ API_TOKEN_DAYS = env_int("PERFCASE_API_TOKEN_DAYS", 30, minimum=1)
 # the baseline export) together with imports.
 API_WRITE_RATE = env_rate("PERFCASE_API_WRITE_RATE", "120/minute")
 API_EXPENSIVE_RATE = env_rate("PERFCASE_API_EXPENSIVE_RATE", "30/minute")
+
+
+# A lead's invitation to join a team lapses unanswered after this many days.
+INVITATION_DAYS = env_int("PERFCASE_INVITATION_DAYS", 14, minimum=1)
 
 ROOT_URLCONF = "app.urls"
 WSGI_APPLICATION = "app.wsgi.application"
@@ -300,6 +328,8 @@ SECURE_HSTS_PRELOAD = env_bool("PERFCASE_HSTS_PRELOAD", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# For the scheme only (X-Forwarded-Proto); the client's address comes from X-Forwarded-For
+# only when the peer is one of PERFCASE_TRUSTED_PROXIES.
 BEHIND_TLS_PROXY = env_bool("PERFCASE_BEHIND_TLS_PROXY", False)
 if BEHIND_TLS_PROXY:
     # Only behind a proxy that sets this header itself and strips it from clients.
@@ -378,14 +408,7 @@ WEBHOOK_TIMEOUT_SECONDS = env_int("PERFCASE_WEBHOOK_TIMEOUT", 10, minimum=1)
 # Networks a webhook may be delivered to although they are not public (comma-separated CIDRs,
 # e.g. 10.20.0.0/16 for a chat server inside): by default none, so a webhook cannot be made
 # to probe loopback, private or cloud-metadata addresses.
-WEBHOOK_ALLOWED_NETWORKS = env_list("PERFCASE_WEBHOOK_ALLOWED_NETWORKS")
-for _network in WEBHOOK_ALLOWED_NETWORKS:
-    try:
-        ipaddress.ip_network(_network, strict=False)
-    except ValueError:
-        raise ImproperlyConfigured(
-            f"PERFCASE_WEBHOOK_ALLOWED_NETWORKS: {_network!r} is not a network (CIDR)"
-        ) from None
+WEBHOOK_ALLOWED_NETWORKS = env_networks("PERFCASE_WEBHOOK_ALLOWED_NETWORKS")
 
 # Collections. The local transport runs probes on the app's own machine (demo, single-machine
 # set-ups); it is off unless DEBUG or explicitly enabled.

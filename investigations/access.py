@@ -160,3 +160,22 @@ def root_cause_edit_refusal(root_cause: RootCause):
         "Only operators holding the permission to change root causes may edit the entries "
         "every team reads."
     )
+
+
+def is_membership_operator(user) -> bool:
+    """Operators add people to teams directly, without an invitation: the admin, or Django
+    staff holding the investigations.add_membership permission."""
+    if not (user.is_authenticated and user.is_active):
+        return False
+    return user.is_superuser or (user.is_staff and user.has_perm("investigations.add_membership"))
+
+
+def team_for_member_adder(user, pk: int) -> Team:
+    """The team someone is added to or invited to: any team for an operator, else the
+    caller's own team where they are lead (404 for outsiders, 403 below lead)."""
+    if is_membership_operator(user):
+        try:
+            return Team.objects.get(pk=pk)
+        except Team.DoesNotExist:
+            raise Http404(_("Not found.")) from None
+    return team_for_user(user, pk, Role.LEAD)

@@ -32,6 +32,18 @@ class Role(ColouredChoices):
         return {cls.VIEWER: "grey", cls.RESPONDER: "blue", cls.LEAD: "purple"}
 
 
+class InvitationStatus(ColouredChoices):
+    PENDING = "pending", _("pending")
+    ACCEPTED = "accepted", _("accepted")
+    DECLINED = "declined", _("declined")
+    WITHDRAWN = "withdrawn", _("withdrawn")
+    EXPIRED = "expired", _("expired")
+
+    @classmethod
+    def _colours(cls):
+        return {cls.PENDING: "orange", cls.ACCEPTED: "green"}
+
+
 class Status(ColouredChoices):
     OPEN = "open", _("Open")
     MITIGATED = "mitigated", _("Mitigated")

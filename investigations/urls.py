@@ -151,6 +151,12 @@ urlpatterns = [
     path("teams/<int:pk>/", teams.team_detail, name="team_detail"),
     path("teams/<int:pk>/webhook/", teams.team_webhook, name="team_webhook"),
     path("memberships/<int:pk>/", teams.membership_edit, name="membership_edit"),
+    path(
+        "teams/<int:pk>/invitations/<int:invitation_pk>/withdraw/",
+        teams.invitation_withdraw_view,
+        name="invitation_withdraw",
+    ),
+    path("invitations/<int:pk>/", teams.invitation_answer, name="invitation_answer"),
     path("hosts/", inventory.host_list, name="host_list"),
     path("hosts/<int:pk>/", inventory.host_detail, name="host_detail"),
     path("hosts/<int:pk>/delete/", inventory.host_remove, name="host_remove"),

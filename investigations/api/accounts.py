@@ -3,10 +3,11 @@ from django.http import Http404
 from ninja import Router, Status
 from ninja.errors import AuthenticationError
 
-from investigations.access import team_for_user
+from investigations.access import is_membership_operator, team_for_member_adder, team_for_user
 from investigations.api.schemas import (
     ErrorOut,
     Id,
+    InvitationOut,
     MembershipIn,
     MembershipOut,
     TeamIn,
@@ -15,8 +16,20 @@ from investigations.api.schemas import (
     TokenOut,
 )
 from investigations.choices import Role
-from investigations.models import Membership
+from investigations.models import Invitation, Membership
 from investigations.selectors import membership_get, memberships_for_user, team_members
+from investigations.selectors.invitations import (
+    invitation_for_invitee,
+    invitations_for_user,
+    team_invitation_get,
+    team_invitations,
+)
+from investigations.services.invitations import (
+    invitation_accept,
+    invitation_create,
+    invitation_decline,
+    invitation_withdraw,
+)
 from investigations.services.teams import membership_add, membership_remove, team_create
 from investigations.services.tokens import api_token_create
 
@@ -29,8 +42,9 @@ ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: Error
 )
 def token_create(request, payload: TokenIn):
     """Exchange a username and password for a new API token (shown once), valid for
-    PERFCASE_API_TOKEN_DAYS (30 by default). 429: too many failed sign-ins for this user or
-    from this address; wait, or ask a team lead to unlock you."""
+    PERFCASE_API_TOKEN_DAYS (30 by default). 429: too many failed sign-ins for this user name
+    from this address (ask a team lead to unlock you), or from this address for any names
+    (wait the seconds in Retry-After)."""
     user = authenticate(request, username=payload.username, password=payload.password)
     if user is None:
         raise AuthenticationError()
@@ -63,14 +77,89 @@ def team_members_list(request, team_id: Id):
     ]
 
 
-@router.post("/teams/{team_id}/members", response={201: MembershipOut, **ERRORS})
+@router.post(
+    "/teams/{team_id}/members", response={201: MembershipOut, 202: InvitationOut, **ERRORS}
+)
 def team_members_add(request, team_id: Id, payload: MembershipIn):
-    team = team_for_user(request.user, team_id, Role.LEAD)
-    membership = membership_add(team=team, username=payload.username, role=payload.role)
-    return Status(
-        201,
-        {"id": membership.pk, "username": membership.user.get_username(), "role": membership.role},
+    """A lead invites the user of this name (202, status `invited`): they become a member
+    when they accept it (`POST /api/invitations/{id}/accept`) within PERFCASE_INVITATION_DAYS.
+    The answer is the same whether or not the name has an account. An operator (the admin,
+    or staff with the `investigations.add_membership` permission) adds directly (201)."""
+    team = team_for_member_adder(request.user, team_id)
+    if is_membership_operator(request.user):
+        membership = membership_add(team=team, username=payload.username, role=payload.role)
+        return Status(
+            201,
+            {
+                "id": membership.pk,
+                "username": membership.user.get_username(),
+                "role": membership.role,
+            },
+        )
+    invitation = invitation_create(
+        team=team, invited_by=request.user, username=payload.username, role=payload.role
     )
+    return Status(202, {**_invitation_out(invitation), "status": "invited"})
+
+
+def _invitation_out(invitation: Invitation) -> dict:
+    return {
+        "id": invitation.pk,
+        "team": invitation.team_id,
+        "team_name": invitation.team.name,
+        "username": invitation.username,
+        "role": invitation.role,
+        "status": invitation.status,
+        "invited_by": invitation.invited_by.get_username() if invitation.invited_by else None,
+        "expires_at": invitation.expires_at,
+    }
+
+
+@router.get("/teams/{team_id}/invitations", response={200: list[InvitationOut], **ERRORS})
+def team_invitations_list(request, team_id: Id):
+    """The team's pending invitations (leads only)."""
+    team = team_for_user(request.user, team_id, Role.LEAD)
+    return [_invitation_out(i) for i in team_invitations(team=team)]
+
+
+@router.delete("/teams/{team_id}/invitations/{invitation_id}", response={204: None, **ERRORS})
+def team_invitations_withdraw(request, team_id: Id, invitation_id: Id):
+    """Withdraw a pending invitation (leads only); 400 once it was answered or expired."""
+    team = team_for_user(request.user, team_id, Role.LEAD)
+    invitation = team_invitation_get(team=team, invitation_id=invitation_id)
+    if invitation is None:
+        raise Http404
+    invitation_withdraw(invitation=invitation)
+    return Status(204, None)
+
+
+@router.get("/invitations", response={200: list[InvitationOut], **ERRORS})
+def invitations_list(request):
+    """Your pending invitations to teams."""
+    return [_invitation_out(i) for i in invitations_for_user(user=request.user)]
+
+
+def _own_invitation(request, invitation_id: int) -> Invitation:
+    invitation = invitation_for_invitee(user=request.user, invitation_id=invitation_id)
+    if invitation is None:
+        raise Http404
+    return invitation
+
+
+@router.post("/invitations/{invitation_id}/accept", response={200: TeamOut, **ERRORS})
+def invitations_accept(request, invitation_id: Id):
+    """Join the team with the invited role; 400 once it was answered, withdrawn or expired,
+    404 for an invitation that is not yours."""
+    membership = invitation_accept(
+        invitation=_own_invitation(request, invitation_id), user=request.user
+    )
+    return _team_out(membership)
+
+
+@router.post("/invitations/{invitation_id}/decline", response={204: None, **ERRORS})
+def invitations_decline(request, invitation_id: Id):
+    invitation_decline(invitation=_own_invitation(request, invitation_id), user=request.user)
+    return Status(204, None)
 
 
 @router.delete("/teams/{team_id}/members/{membership_id}", response={204: None, **ERRORS})

@@ -92,6 +92,17 @@ class MembershipOut(Schema):
     role: str
 
 
+class InvitationOut(Schema):
+    id: int
+    team: int
+    team_name: str
+    username: str
+    role: str
+    status: str = Field(description="`invited` in the answer to an invitation, else its state")
+    invited_by: str | None
+    expires_at: datetime
+
+
 class SideOut(Schema):
     key: str
     label: str

@@ -11,7 +11,7 @@ class TeamForm(forms.Form):
 
 
 class MembershipAddForm(forms.Form):
-    username = forms.CharField(label=_("Username"))
+    username = forms.CharField(label=_("Username"), max_length=150)
     role = forms.ChoiceField(choices=Role.choices, initial=Role.RESPONDER, label=_("Role"))
 
 

@@ -18,7 +18,7 @@ from investigations.models.knowledge import (
 from investigations.models.ladders import Ladder, LadderSample, LadderSide, LadderStep
 from investigations.models.path import PathEdge, PathNode
 from investigations.models.profiles import Profile
-from investigations.models.teams import ApiToken, Membership, Team
+from investigations.models.teams import ApiToken, Invitation, Membership, Team
 from investigations.models.timeline import TimelineEvent
 from investigations.models.webhooks import WebhookDelivery
 
@@ -43,6 +43,7 @@ __all__ = [
     "EnvironmentMember",
     "Host",
     "Investigation",
+    "Invitation",
     "Ladder",
     "LadderSample",
     "LadderSide",

@@ -1,12 +1,14 @@
 """Reads of teams, their members and their users."""
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
 
 from axes.models import AccessAttempt
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import QuerySet, Sum
+from django.db.models import Max, QuerySet, Sum
 from django.utils import timezone
 
 from investigations.models import Membership, Team
@@ -55,16 +57,39 @@ def membership_get(*, team: Team, membership_id: int) -> Membership | None:
     return team.memberships.select_related("team", "user").filter(pk=membership_id).first()
 
 
-def locked_out_usernames(*, usernames) -> set[str]:
-    """Which of these users cannot sign in now: too many failed sign-ins (django-axes)."""
-    # As django-axes counts them: a user's failures from every address, while they last.
-    return set(
+@dataclass(frozen=True)
+class SignInLock:
+    """A user name refused at one address: too many failed sign-ins from there."""
+
+    username: str
+    ip_address: str
+    failures: int
+    since: datetime  # the failure that reached the limit (refused tries are not counted)
+    until: datetime
+
+
+def sign_in_locks(*, usernames: Iterable[str]) -> dict[str, list[SignInLock]]:
+    """The locks of these user names now, by name: each address a name is locked at, since
+    when and after how many failures (django-axes' records, counted as it counts them)."""
+    rows = (
         AccessAttempt.objects.filter(
             username__in=list(usernames),
             attempt_time__gte=timezone.now() - settings.AXES_COOLOFF_TIME,
         )
-        .values("username")
-        .annotate(failures=Sum("failures_since_start"))
+        .values("username", "ip_address")
+        .annotate(failures=Sum("failures_since_start"), since=Max("attempt_time"))
         .filter(failures__gte=settings.AXES_FAILURE_LIMIT)
-        .values_list("username", flat=True)
+        .order_by("username", "-since")
     )
+    locks: dict[str, list[SignInLock]] = {}
+    for row in rows:
+        locks.setdefault(row["username"], []).append(
+            SignInLock(
+                username=row["username"],
+                ip_address=row["ip_address"] or "",
+                failures=row["failures"],
+                since=row["since"],
+                until=row["since"] + settings.AXES_COOLOFF_TIME,
+            )
+        )
+    return locks

@@ -3,10 +3,11 @@ from urllib.parse import urlsplit
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from investigations.choices import Role
-from investigations.models import Membership, Team
+from investigations.choices import InvitationStatus, Role
+from investigations.models import Invitation, Membership, Team
 from investigations.webhook_addresses import AddressRefused, check_webhook_host
 
 User = get_user_model()
@@ -27,7 +28,7 @@ def team_create(*, user, name: str) -> Team:
     return team
 
 
-def _check_role(role: str) -> None:
+def role_check(role: str) -> None:
     if role not in Role.values:
         raise ValidationError(
             {"role": _("Choose one of: %(choices)s.") % {"choices": ", ".join(Role.values)}}
@@ -36,7 +37,9 @@ def _check_role(role: str) -> None:
 
 @transaction.atomic
 def membership_add(*, team: Team, username: str, role: str) -> Membership:
-    _check_role(role)
+    """An operator's direct add, without the person's consent (leads invite instead:
+    services/invitations.py). It may say that a name has no account: operators know."""
+    role_check(role)
     user = User.objects.filter(username=username.strip()).first()
     if user is None:
         raise ValidationError(
@@ -44,7 +47,12 @@ def membership_add(*, team: Team, username: str, role: str) -> Membership:
         )
     if Membership.objects.filter(team=team, user=user).exists():
         raise ValidationError({"username": _("This user is already a member of the team.")})
-    return Membership.objects.create(team=team, user=user, role=role)
+    membership = Membership.objects.create(team=team, user=user, role=role)
+    # An invitation of the name to this team has nothing left to ask.
+    Invitation.objects.filter(
+        team=team, username=user.get_username(), status=InvitationStatus.PENDING
+    ).update(status=InvitationStatus.WITHDRAWN, answered_at=timezone.now())
+    return membership
 
 
 def _ensure_a_lead_remains(membership: Membership) -> None:
@@ -59,7 +67,7 @@ def _ensure_a_lead_remains(membership: Membership) -> None:
 
 @transaction.atomic
 def membership_set_role(*, membership: Membership, role: str) -> Membership:
-    _check_role(role)
+    role_check(role)
     if role != Role.LEAD:
         _ensure_a_lead_remains(membership)
     membership.role = role
@@ -90,9 +98,10 @@ def team_set_webhook(*, team: Team, webhook_url: str) -> Team:
     return team
 
 
-def membership_unlock(*, membership: Membership) -> int:
+def membership_unlock(*, membership: Membership, address: str = "") -> int:
     """A lead lets a member sign in again after too many failed sign-ins: the failures
-    recorded for the user name are forgotten. Returns how many records went."""
+    recorded for the user name at this address (at every address without one) are
+    forgotten. Returns how many records went."""
     from axes.utils import reset
 
-    return reset(username=membership.user.get_username())
+    return reset(username=membership.user.get_username(), ip=address.strip() or None)

@@ -1,16 +1,29 @@
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
-from investigations.access import membership_for_lead, team_for_user
+from investigations.access import is_membership_operator, membership_for_lead, team_for_user
 from investigations.choices import Role
 from investigations.forms import MembershipAddForm, RoleForm, TeamForm, WebhookForm, attach_errors
 from investigations.selectors import memberships_for_user, recent_deliveries, team_members
-from investigations.selectors.teams import locked_out_usernames
+from investigations.selectors.invitations import (
+    invitation_for_invitee,
+    invitations_for_user,
+    team_invitation_get,
+    team_invitations,
+)
+from investigations.selectors.teams import sign_in_locks
+from investigations.services.invitations import (
+    invitation_accept,
+    invitation_create,
+    invitation_decline,
+    invitation_withdraw,
+)
 from investigations.services.teams import (
     membership_add,
     membership_remove,
@@ -35,7 +48,11 @@ def team_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "investigations/team_list.html",
-        {"memberships": memberships_for_user(user=request.user), "form": form},
+        {
+            "memberships": memberships_for_user(user=request.user),
+            "invitations": invitations_for_user(user=request.user),
+            "form": form,
+        },
     )
 
 
@@ -48,12 +65,16 @@ def team_detail(request: HttpRequest, pk: int) -> HttpResponse:
         team = team_for_user(request.user, pk, Role.LEAD)
         if add_form.is_valid():
             try:
-                membership_add(team=team, **add_form.cleaned_data)
+                _add_or_invite(request, team, **add_form.cleaned_data)
             except ValidationError as error:
                 attach_errors(add_form, error)
             else:
                 return redirect("team_detail", pk=team.pk)
-    members = team_members(team=team)
+    members = list(team_members(team=team))
+    if is_lead:
+        locks = sign_in_locks(usernames=[m.user.get_username() for m in members])
+        for member in members:
+            member.sign_in_locks = locks.get(member.user.get_username(), [])
     return render(
         request,
         "investigations/team_detail.html",
@@ -61,15 +82,81 @@ def team_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "team": team,
             "is_lead": is_lead,
             "members": members,
-            "locked": locked_out_usernames(usernames=[m.user.get_username() for m in members])
-            if is_lead
-            else set(),
             "roles": Role.choices,
             "add_form": add_form,
+            "operator": is_membership_operator(request.user),
+            "invitations": team_invitations(team=team) if is_lead else [],
+            "invitation_days": settings.INVITATION_DAYS,
             "webhook_form": WebhookForm(initial={"webhook_url": team.webhook_url}),
             "deliveries": recent_deliveries(team=team),
         },
     )
+
+
+def _add_or_invite(request: HttpRequest, team, *, username: str, role: str) -> None:
+    """An operator adds at once; a lead invites, and hears the same whether the name has an
+    account or not."""
+    if is_membership_operator(request.user):
+        membership = membership_add(team=team, username=username, role=role)
+        messages.success(
+            request, _("%(user)s was added to the team.") % {"user": membership.user.get_username()}
+        )
+        return
+    invitation = invitation_create(team=team, invited_by=request.user, username=username, role=role)
+    messages.success(
+        request,
+        _(
+            "%(user)s is invited. If there is a user of this name, they join when they accept "
+            "the invitation (within %(days)s days)."
+        )
+        % {"user": invitation.username, "days": settings.INVITATION_DAYS},
+    )
+
+
+@require_POST
+@login_required
+def invitation_answer(request: HttpRequest, pk: int) -> HttpResponse:
+    """The invitee accepts or declines, from their teams page."""
+    invitation = invitation_for_invitee(user=request.user, invitation_id=pk)
+    if invitation is None:
+        raise Http404(_("Not found."))
+    try:
+        if request.POST.get("answer") == "accept":
+            invitation_accept(invitation=invitation, user=request.user)
+            messages.success(
+                request,
+                _("You joined %(team)s as %(role)s.")
+                % {"team": invitation.team.name, "role": Role(invitation.role).label},
+            )
+            return redirect("team_detail", pk=invitation.team_id)
+        if request.POST.get("answer") == "decline":
+            invitation_decline(invitation=invitation, user=request.user)
+            messages.info(
+                request, _("You declined to join %(team)s.") % {"team": invitation.team.name}
+            )
+        else:
+            messages.error(request, _("Choose Accept or Decline."))
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    return redirect("team_list")
+
+
+@require_POST
+@login_required
+def invitation_withdraw_view(request: HttpRequest, pk: int, invitation_pk: int) -> HttpResponse:
+    team = team_for_user(request.user, pk, Role.LEAD)
+    invitation = team_invitation_get(team=team, invitation_id=invitation_pk)
+    if invitation is None:
+        raise Http404(_("Not found."))
+    try:
+        invitation_withdraw(invitation=invitation)
+        messages.success(
+            request,
+            _("The invitation of %(user)s was withdrawn.") % {"user": invitation.username},
+        )
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    return redirect("team_detail", pk=team.pk)
 
 
 @require_POST
@@ -78,10 +165,14 @@ def membership_edit(request: HttpRequest, pk: int) -> HttpResponse:
     membership = membership_for_lead(request.user, pk)
     try:
         if request.POST.get("unlock"):
-            membership_unlock(membership=membership)
+            address = request.POST.get("address", "")
+            membership_unlock(membership=membership, address=address)
             messages.success(
                 request,
-                _("%(user)s may sign in again.") % {"user": membership.user.get_username()},
+                _("%(user)s may sign in again from %(address)s.")
+                % {"user": membership.user.get_username(), "address": address}
+                if address
+                else _("%(user)s may sign in again.") % {"user": membership.user.get_username()},
             )
         elif request.POST.get("remove"):
             membership_remove(membership=membership)

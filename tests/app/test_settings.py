@@ -61,6 +61,7 @@ def test_check_deploy_names_what_is_left_to_set():
         ({"PERFCASE_API_WRITE_RATE": "lots"}, "PERFCASE_API_WRITE_RATE must be a number"),
         ({"PERFCASE_API_EXPENSIVE_RATE": "30/fortnight"}, "PERFCASE_API_EXPENSIVE_RATE"),
         ({"PERFCASE_CACHE_URL": "memcached://cache:11211"}, "PERFCASE_CACHE_URL must be"),
+        ({"PERFCASE_TRUSTED_PROXIES": "10.0.0.0/8,the lb"}, "PERFCASE_TRUSTED_PROXIES"),
     ],
 )
 def test_bad_or_missing_production_values_stop_the_start(env, message):

@@ -348,7 +348,7 @@ ENDPOINTS = {
         "post",
         "/api/teams/{w.p.team.pk}/members",
         lambda w: {"username": "nina"},
-        LEAD(201),
+        LEAD(202),
     ),
     "remove team member": (
         "delete",
@@ -741,17 +741,21 @@ def test_a_team_needs_a_new_name_of_sensible_length(personas, name, field):
     assert Team.objects.count() == 2
 
 
-def test_a_lead_adds_and_removes_team_members(world):
+def test_a_lead_invites_and_removes_team_members(world):
     client = ApiClient(world.p.lead)
     team = world.p.team.pk
 
-    added = client.post(f"/api/teams/{team}/members", {"username": "nina", "role": "viewer"})
+    invited = client.post(f"/api/teams/{team}/members", {"username": "nina", "role": "viewer"})
+    accepted = ApiClient(world.newcomer).post(f"/api/invitations/{invited.body['id']}/accept")
 
-    assert_status(added, 201)
-    assert added.body["username"] == "nina" and added.body["role"] == "viewer"
-    names = [m["username"] for m in client.get(f"/api/teams/{team}/members").body]
-    assert names == ["lena", "max", "nina", "vera"]
-    assert_status(client.delete(f"/api/teams/{team}/members/{added.body['id']}"), 204)
+    assert_status(invited, 202)
+    assert invited.body["username"] == "nina" and invited.body["role"] == "viewer"
+    assert_status(accepted, 200)
+    members = client.get(f"/api/teams/{team}/members").body
+    assert [m["username"] for m in members] == ["lena", "max", "nina", "vera"]
+    nina = next(m for m in members if m["username"] == "nina")
+    assert nina["role"] == "viewer"
+    assert_status(client.delete(f"/api/teams/{team}/members/{nina['id']}"), 204)
     assert not Membership.objects.filter(user=world.newcomer).exists()
 
 
@@ -759,8 +763,10 @@ def test_team_members_are_checked(world):
     client = ApiClient(world.p.lead)
     team = world.p.team.pk
 
-    assert_names_field(client.post(f"/api/teams/{team}/members", {"username": "ghost"}), "username")
+    # A name without an account is invited like any other (nothing says who exists).
+    assert_status(client.post(f"/api/teams/{team}/members", {"username": "ghost"}), 202)
     assert_names_field(client.post(f"/api/teams/{team}/members", {"username": "max"}), "username")
+    assert_names_field(client.post(f"/api/teams/{team}/members", {"username": " "}), "username")
     assert_names_field(
         client.post(f"/api/teams/{team}/members", {"username": "nina", "role": "king"}), "role"
     )

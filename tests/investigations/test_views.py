@@ -423,12 +423,12 @@ WRITES = [
         effect=lambda w: Investigation.objects.filter(title__startswith="opened by").exists(),
     ),
     Case(
-        "adding a team member",
+        "inviting a team member",
         "post",
         lambda w: f"/teams/{w.team.pk}/",
         expect(302, 403, 403, 404),
         data=lambda w, who: {"username": "nina", "role": Role.VIEWER},
-        effect=lambda w: Membership.objects.filter(team=w.team, user__username="nina").exists(),
+        effect=lambda w: w.team.invitations.filter(username="nina").exists(),
     ),
     Case(
         "changing a role",
@@ -1350,7 +1350,7 @@ def test_a_team_name_in_use_is_refused_on_the_page(personas):
     assert Team.objects.filter(name__iexact="payments sre").count() == 1
 
 
-def test_a_lead_adds_a_member_by_user_name(personas):
+def test_a_lead_invites_a_member_by_user_name(personas):
     make_user("nina")
 
     response = personas.client(personas.lead).post(
@@ -1358,18 +1358,20 @@ def test_a_lead_adds_a_member_by_user_name(personas):
     )
 
     assert response.redirect_chain == [(f"/teams/{personas.team.pk}/", 302)]
-    assert Membership.objects.get(team=personas.team, user__username="nina").role == Role.RESPONDER
-    assert "nina" in html(response)
+    # An invitation, not a membership: nina joins when she accepts.
+    assert not Membership.objects.filter(team=personas.team, user__username="nina").exists()
+    assert personas.team.invitations.get(username="nina").role == Role.RESPONDER
+    assert "nina is invited." in html(response)
 
 
-def test_an_unknown_user_name_is_an_error_on_the_page(personas):
+def test_an_unknown_user_name_is_invited_like_any_other_on_the_page(personas):
     response = personas.client(personas.lead).post(
-        f"/teams/{personas.team.pk}/", {"username": "ghost", "role": Role.VIEWER}
+        f"/teams/{personas.team.pk}/", {"username": "ghost", "role": Role.VIEWER}, follow=True
     )
 
-    assert response.status_code == 200
-    assert "There is no user named &#x27;ghost&#x27;." in html(response)
-    assert 'value="ghost"' in html(response)
+    assert response.redirect_chain == [(f"/teams/{personas.team.pk}/", 302)]
+    assert "ghost is invited." in html(response)
+    assert "no user named" not in html(response)
 
 
 def test_adding_a_member_twice_is_an_error_on_the_page(personas):
@@ -1478,8 +1480,8 @@ def test_only_leads_see_the_team_management_forms(personas):
     lead_page = html(personas.client(personas.lead).get(url))
     member_page = html(personas.client(personas.member).get(url))
 
-    assert "Add member" in lead_page and 'name="webhook_url"' in lead_page
-    assert "Add member" not in member_page and 'name="webhook_url"' not in member_page
+    assert "Invite a member" in lead_page and 'name="webhook_url"' in lead_page
+    assert "Invite a member" not in member_page and 'name="webhook_url"' not in member_page
     assert "/memberships/" not in member_page
 
 

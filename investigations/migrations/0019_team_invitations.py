@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('investigations', '0016_token_expiry'),
+        ('investigations', '0018_target_cancelled_and_sweep_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

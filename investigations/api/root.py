@@ -116,7 +116,7 @@ INPUT_LOCATIONS = ("body", "query", "path", "form", "file", "header", "cookie")
 
 # The tags pydantic puts in a location for a member of a union (a field typed `Text | NotNull`
 # fails as "function-after[_no_nul(), str]" and as "none"): not part of the field's name.
-UNION_TAG = re.compile(r"[a-z-]+\[.*\]|none|int|float|str|bool")
+UNION_TAG = re.compile(r"^(?:[a-z-]+\[.*\]|none|int|float|str|bool)\Z")
 
 
 @api.exception_handler(InputError)

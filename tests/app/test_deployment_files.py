@@ -7,7 +7,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SETTINGS = (ROOT / "app" / "settings.py").read_text()
-READ_BY_SETTINGS = set(re.findall(r'env_(?:str|bool|int|list|rate)\(\s*"([A-Z0-9_]+)"', SETTINGS))
+READ_BY_SETTINGS = set(
+    re.findall(r'env_(?:str|bool|int|list|rate|networks)\(\s*"([A-Z0-9_]+)"', SETTINGS)
+)
 # Read by docker compose itself (variable substitution), not by the app.
 READ_BY_COMPOSE = {"POSTGRES_PASSWORD", "PERFCASE_PORT"}
 

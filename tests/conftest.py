@@ -337,6 +337,25 @@ def wait_for(predicate, timeout: float = 20.0, interval: float = 0.2):
 
 
 @pytest.fixture
+def http_port():
+    """A port on 127.0.0.1 where an HTTP server listens (a host's web port given as its SSH
+    port): it answers the SSH client's banner with an HTTP error page."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_port
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
 def silent_port():
     """A port on 127.0.0.1 that accepts connections and never sends a byte (a hung sshd, a
     load balancer without a backend)."""

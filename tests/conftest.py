@@ -337,6 +337,27 @@ def wait_for(predicate, timeout: float = 20.0, interval: float = 0.2):
 
 
 @pytest.fixture
+def console_log():
+    """What the console handler settings.LOGGING configures writes during the test (its
+    filter and all), as a StringIO."""
+    import io
+    import logging
+
+    [handler] = [h for h in logging.getLogger().handlers if h.get_name() == "console"]
+    stream = io.StringIO()
+    previous = handler.setStream(stream)
+    yield stream
+    handler.setStream(previous)
+
+
+def log_records(text: str) -> list[str]:
+    """The records in a log's text: the lines that do not continue a traceback."""
+    from investigations.log_records import TRACEBACK_INDENT
+
+    return [line for line in text.split("\n") if line and not line.startswith(TRACEBACK_INDENT)]
+
+
+@pytest.fixture
 def http_port():
     """A port on 127.0.0.1 where an HTTP server listens (a host's web port given as its SSH
     port): it answers the SSH client's banner with an HTTP error page."""

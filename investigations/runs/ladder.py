@@ -201,7 +201,13 @@ class StepRun:
                 ["sh", "-c", 'cat "$1"; rm -f "$1"', "sh", command.summary_file],
                 15,
             )
-        result = self._parse(load, output, report, errors, status)
+        try:
+            result = self._parse(load, output, report, errors, status)
+        except (CollectorError, LoadResultError):
+            # A tool that fails at once (nothing listens) leaves the samplers just started:
+            # they end with the step, as in any step, rather than be cut off mid-start.
+            _samples(sampling, ladder.step_seconds + 25)
+            raise
         if rate:  # the step's load is the rate it was given, not the connections that held it
             result = replace(result, load=float(load), load_kind=LoadKind.RATE)
         return ladder_step_store(

@@ -18,6 +18,14 @@ def healthz(request: HttpRequest) -> JsonResponse:
 csp_logger = logging.getLogger("perfcase.csp")
 
 
+def _unlogged(status: int, **headers) -> HttpResponse:
+    # Django logs every 4xx answer (django.request): a flood of refused reports would still
+    # write a line each. Refusing them is the point; the refusal is not logged.
+    response = HttpResponse(status=status, headers=headers)
+    response._has_been_logged = True
+    return response
+
+
 @csrf_exempt
 @require_POST
 def csp_report(request: HttpRequest) -> HttpResponse:
@@ -27,13 +35,13 @@ def csp_report(request: HttpRequest) -> HttpResponse:
     address = request.META.get("REMOTE_ADDR", "")
     allowed, retry_after = report_allowed(address)
     if not allowed:
-        return HttpResponse(status=429, headers={"Retry-After": str(retry_after)})
+        return _unlogged(429, **{"Retry-After": str(retry_after)})
     body = request.read(MAX_BYTES + 1)
     if len(body) > MAX_BYTES:
-        return HttpResponse(status=413)
+        return _unlogged(413)
     fields = report_fields(body)
     if fields is None:
-        return HttpResponse(status=400)
+        return _unlogged(400)
     csp_logger.warning(
         "Content-Security-Policy violation: %s",
         report_line(fields, address),

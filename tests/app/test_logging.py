@@ -16,26 +16,11 @@ import pytest
 from django.test import Client
 
 from investigations.log_records import TRACEBACK_INDENT, escape_controls
-from tests.conftest import wait_for
+from tests.conftest import log_records, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
 FORGED = "eve\nINFO admin password reset OK\r\x1b[2K\u2028\u202eKO\x00\x7f\x85"
-
-
-@pytest.fixture
-def console():
-    """What the configured console handler writes, for the test's length."""
-    [handler] = [h for h in logging.getLogger().handlers if h.get_name() == "console"]
-    stream = io.StringIO()
-    previous = handler.setStream(stream)
-    yield stream
-    handler.setStream(previous)
-
-
-def records(text: str) -> list[str]:
-    """The records in a handler's output: a line that is not a traceback's continuation."""
-    return [line for line in text.split("\n") if line and not line.startswith(TRACEBACK_INDENT)]
 
 
 def test_escape_controls_writes_each_control_character_as_an_escape():
@@ -47,38 +32,38 @@ def test_escape_controls_writes_each_control_character_as_an_escape():
     )
 
 
-def test_any_logger_writes_user_text_on_one_line(console):
+def test_any_logger_writes_user_text_on_one_line(console_log):
     logger = logging.getLogger("perfcase.tests.anything")
 
     logger.warning("sign-in failed for %s", FORGED)
     logger.warning(FORGED)  # a message that is user text itself
 
-    assert records(console.getvalue()) == [
+    assert log_records(console_log.getvalue()) == [
         "sign-in failed for eve\\nINFO admin password reset OK\\r\\x1b[2K\\u2028\\u202eKO"
         "\\x00\\x7f\\x85",
         "eve\\nINFO admin password reset OK\\r\\x1b[2K\\u2028\\u202eKO\\x00\\x7f\\x85",
     ]
 
 
-def test_a_traceback_stays_under_its_record_even_when_its_message_has_newlines(console):
+def test_a_traceback_stays_under_its_record_even_when_its_message_has_newlines(console_log):
     try:
         raise ValueError(FORGED)
     except ValueError:
         logging.getLogger("perfcase.tests.worker").exception("collection target %s failed", 7)
 
-    written = console.getvalue()
-    assert records(written) == ["collection target 7 failed"]
+    written = console_log.getvalue()
+    assert log_records(written) == ["collection target 7 failed"]
     assert f"{TRACEBACK_INDENT}ValueError: eve" in written
     assert f"{TRACEBACK_INDENT}INFO admin password reset OK" in written  # indented: no record
     assert "\r" not in written and "\x1b" not in written
 
 
 @pytest.mark.django_db
-def test_a_request_path_with_a_newline_is_logged_on_one_line(console):
+def test_a_request_path_with_a_newline_is_logged_on_one_line(console_log):
     answer = Client().get("/no-such-page%0AINFO%20admin%20password%20reset%20OK/")
 
     assert answer.status_code == 404
-    assert records(console.getvalue()) == [
+    assert log_records(console_log.getvalue()) == [
         "Not Found: /no-such-page\\nINFO admin password reset OK/"
     ]
 
@@ -99,7 +84,7 @@ def test_the_worker_s_own_log_handlers_escape_too():
     logger.warning("task for %s", FORGED)
 
     assert any(isinstance(f, EscapeControls) for f in logger.handlers[0].filters)
-    assert records(stream.getvalue()) == [
+    assert log_records(stream.getvalue()) == [
         "task for eve\\nINFO admin password reset OK\\r\\x1b[2K\\u2028\\u202eKO\\x00\\x7f\\x85"
     ]
 

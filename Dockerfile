@@ -34,4 +34,4 @@ RUN PERFCASE_DEBUG=0 PERFCASE_SECRET_KEY=collectstatic-only PERFCASE_ALLOWED_HOS
 RUN useradd --system --create-home perfcase && mkdir -p /data/media && chown perfcase /data/media
 USER perfcase
 EXPOSE 8000
-CMD ["gunicorn", "app.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+CMD ["gunicorn", "app.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-", "--logger-class", "investigations.log_records.GunicornLogger"]

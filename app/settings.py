@@ -437,9 +437,23 @@ LADDER_GRACE_SECONDS = env_int("PERFCASE_LADDER_GRACE_SECONDS", 120, minimum=5)
 # How often an open page asks for new timeline events, in milliseconds.
 TIMELINE_POLL_MS = env_int("PERFCASE_TIMELINE_POLL_MS", 3000, minimum=500)
 
+# Every record goes through one handler whose filter escapes control characters in what
+# it writes (investigations/log_records.py): user text in a log line (a URL, a user name, a
+# CSP report) cannot start a line of its own. Django's loggers send theirs there too, rather
+# than to Django's own console handler, which writes them raw.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"escape_controls": {"()": "investigations.log_records.EscapeControls"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["escape_controls"]},
+    },
+    "loggers": {
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
+    },
     "root": {"handlers": ["console"], "level": env_str("PERFCASE_LOG_LEVEL", "INFO")},
 }
+# Browsers' reports of what the Content-Security-Policy blocked (/csp-report/): logged at
+# most this many a minute from one address (an IPv6 /64); more are answered 429, unlogged.
+CSP_REPORTS_PER_MINUTE = env_int("PERFCASE_CSP_REPORTS_PER_MINUTE", 60, minimum=1)

@@ -204,3 +204,66 @@ def kill_command(pidfiles: list[str]) -> list[str]:
 def pidfile(*parts: int | str) -> str:
     """/tmp/perfcase-<ids>.pid: only numbers and fixed words, never user text."""
     return "/tmp/perfcase-" + "-".join(str(part) for part in parts) + ".pid"
+
+
+# What load tools say when they cannot reach the URL at all, on stderr (wrk, ab, k6) or in
+# their report (hey's error distribution), lowercased: wrk "unable to connect to h:p
+# Connection refused", ab "apr_socket_recv: Connection refused (111)", hey and k6 "dial tcp
+# h:p: connect: connection refused" or "lookup h ...: no such host".
+_UNREACHABLE = (
+    (
+        ("connection refused",),
+        gettext_noop(
+            "Cannot connect to %(url)s: connection refused (from %(generator)s; is the service "
+            "listening on that port?)"
+        ),
+    ),
+    (
+        (
+            "unable to resolve",
+            "name or service not known",
+            "no such host",
+            "temporary failure in name resolution",
+            "could not resolve",
+        ),
+        gettext_noop("Cannot resolve the host of %(url)s (from %(generator)s)."),
+    ),
+    (
+        ("no route to host", "network is unreachable"),
+        gettext_noop("Cannot reach %(url)s: no route to it (from %(generator)s)."),
+    ),
+    (
+        ("connection timed out", "i/o timeout"),
+        gettext_noop("Cannot connect to %(url)s: no answer (from %(generator)s)."),
+    ),
+)
+
+
+def unreachable_reason(url: str, generator: str, *texts: str) -> Phrase | None:
+    """Why a load tool could not reach `url` at all, from its own words, or None."""
+    said = "\n".join(texts).lower()
+    for marks, template in _UNREACHABLE:
+        if any(mark in said for mark in marks):
+            return Phrase(template, url=url, generator=generator)
+    return None
+
+
+def tool_failure(
+    tool: str, url: str, generator: str, errors: str, status: int | None
+) -> Phrase | None:
+    """Why a load tool whose output does not parse failed, in words: the URL unreachable, or
+    the last line it wrote on stderr when it ended with an error status; None if it said
+    nothing to go by."""
+    reason = unreachable_reason(url, generator, errors)
+    if reason is not None:
+        return reason
+    lines = [line.strip() for line in errors.splitlines() if line.strip()]
+    if status and lines:
+        return Phrase(
+            gettext_noop("%(tool)s failed on %(generator)s (exit status %(status)s): %(error)s"),
+            tool=tool,
+            generator=generator,
+            status=str(status),
+            error=lines[-1][:300],
+        )
+    return None

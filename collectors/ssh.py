@@ -171,11 +171,59 @@ def _socket_to(address: str, port: int, timeout: float, via: "Connection | None"
         ) from None
 
 
+class _FirstBytes:
+    """A socket that keeps the first bytes it receives: what a host that is no SSH server
+    answered, to say what it is (paramiko only says it read no banner)."""
+
+    KEEP = 512
+
+    def __init__(self, sock):
+        self._sock = sock
+        self.first = b""
+
+    def recv(self, size: int) -> bytes:
+        data = self._sock.recv(size)
+        if len(self.first) < self.KEEP:
+            self.first += data[: self.KEEP - len(self.first)]
+        return data
+
+    def __getattr__(self, name):
+        return getattr(self._sock, name)
+
+
+def _not_ssh(label: str, first: bytes) -> Unreachable | None:
+    """What a host that answered something other than an SSH banner is, in words."""
+    if not first or first.startswith(b"SSH-"):
+        return None
+    lowered = first.lower()
+    if lowered.startswith(b"http/") or b"<html" in lowered or b"<!doctype html" in lowered:
+        protocol = "HTTP"
+    elif first[0] in (0x15, 0x16) and first[1:2] == b"\x03":
+        protocol = "TLS"  # a handshake or an alert record: an HTTPS port, most likely
+    else:
+        start = first.split(b"\n", 1)[0].rstrip(b"\r")[:60].decode("ascii", "backslashreplace")
+        return Unreachable(
+            Phrase(
+                _("%(host)s answered %(start)s, not SSH: is this the right port?"),
+                host=label,
+                start=repr(start),
+            )
+        )
+    return Unreachable(
+        Phrase(
+            _("%(host)s answered with %(protocol)s, not SSH: is this the right port?"),
+            host=label,
+            protocol=protocol,
+        )
+    )
+
+
 class _KeyTypeRefused(Exception):
     """The host offers no key of the pinned type (it was reinstalled with other keys)."""
 
 
 def _start_transport(sock, timeout: float, label: str, key_type: str | None) -> paramiko.Transport:
+    sock = _FirstBytes(sock)
     transport = paramiko.Transport(sock)
     transport.banner_timeout = timeout
     transport.handshake_timeout = timeout
@@ -197,7 +245,7 @@ def _start_transport(sock, timeout: float, label: str, key_type: str | None) -> 
     except (paramiko.SSHException, EOFError, OSError) as error:
         transport.close()
         if not transport.remote_version or "banner" in str(error):
-            raise _silent(label, timeout) from None
+            raise _not_ssh(label, sock.first) or _silent(label, timeout) from None
         reason = error or "connection closed"
         raise Unreachable(
             Phrase(_("No SSH handshake with %(host)s: %(error)s"), host=label, error=str(reason))
@@ -207,7 +255,7 @@ def _start_transport(sock, timeout: float, label: str, key_type: str | None) -> 
     if not transport.is_active() or transport.host_key is None:
         transport.close()
         if not transport.remote_version:
-            raise _silent(label, timeout)
+            raise _not_ssh(label, sock.first) or _silent(label, timeout)
         raise Unreachable(
             Phrase(
                 _(

@@ -337,6 +337,46 @@ def wait_for(predicate, timeout: float = 20.0, interval: float = 0.2):
 
 
 @pytest.fixture
+def console_log():
+    """What the console handler settings.LOGGING configures writes during the test (its
+    filter and all), as a StringIO."""
+    import io
+    import logging
+
+    [handler] = [h for h in logging.getLogger().handlers if h.get_name() == "console"]
+    stream = io.StringIO()
+    previous = handler.setStream(stream)
+    yield stream
+    handler.setStream(previous)
+
+
+def log_records(text: str) -> list[str]:
+    """The records in a log's text: the lines that do not continue a traceback."""
+    from investigations.log_records import TRACEBACK_INDENT
+
+    return [line for line in text.split("\n") if line and not line.startswith(TRACEBACK_INDENT)]
+
+
+@pytest.fixture
+def http_port():
+    """A port on 127.0.0.1 where an HTTP server listens (a host's web port given as its SSH
+    port): it answers the SSH client's banner with an HTTP error page."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server.server_port
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
 def silent_port():
     """A port on 127.0.0.1 that accepts connections and never sends a byte (a hung sshd, a
     load balancer without a backend)."""

@@ -22,6 +22,7 @@ from collectors.capture.reader import (
     Packet,
     Problem,
     capture_format,
+    capture_header_bytes,
     read_packets,
 )
 from collectors.capture.summary import FIGURES, Comparison, SideSummary, compare
@@ -38,6 +39,7 @@ __all__ = [
     "SideSummary",
     "analyse_capture",
     "capture_format",
+    "capture_header_bytes",
     "compare",
     "read_packets",
 ]

@@ -43,7 +43,7 @@ _PCAPNG_SECTION = 0x0A0D0D0A
 
 
 def capture_format(head: bytes) -> str | None:
-    """"pcap" or "pcapng" from a file's first four bytes (either byte order), or None: what
+    """ "pcap" or "pcapng" from a file's first four bytes (either byte order), or None: what
     an upload can be refused by before it is kept."""
     if len(head) < 4:
         return None
@@ -51,6 +51,29 @@ def capture_format(head: bytes) -> str | None:
     if little in _PCAP_MAGICS or big in _PCAP_MAGICS:
         return "pcap"
     return "pcapng" if big == _PCAPNG_SECTION else None
+
+
+PCAP_HEADER_BYTES = 24  # magic, version, zone, sigfigs, snaplen, link type
+PCAPNG_SECTION_MIN_BYTES = 28  # type, length, byte-order magic, version, section length, length
+_PCAPNG_BYTE_ORDER = 0x1A2B3C4D
+
+
+def capture_header_bytes(head: bytes) -> int | None:
+    """How long the file header of a capture beginning with `head` (its first 28 bytes, or
+    all of a shorter file) is: 24 for pcap, the section header block's own length for
+    pcapng. None if `head` is too short to tell or is no capture's beginning. A file shorter
+    than this holds no capture, not even an empty one."""
+    found = capture_format(head)
+    if found == "pcap":
+        return PCAP_HEADER_BYTES
+    if found != "pcapng" or len(head) < 12:
+        return None
+    for order in ("little", "big"):
+        if int.from_bytes(head[8:12], order) == _PCAPNG_BYTE_ORDER:
+            length = int.from_bytes(head[4:8], order)
+            if length >= PCAPNG_SECTION_MIN_BYTES and length % 4 == 0:
+                return length
+    return None
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,8 @@ from collectors.loadrun import (
     load_command,
     pidfile,
     sampler_command,
+    tool_failure,
+    unreachable_reason,
 )
 from collectors.parsers.sampling import parse_mpstat, parse_vmstat
 from collectors.phrase import Phrase, joined
@@ -189,17 +191,23 @@ class StepRun:
             ladder.tool, side.url, load, ladder.step_seconds, pidfile(*base, "load"), rate
         )
         began = timezone.now()
-        output, _status = self._wait(command.argv, command.pidfile, command.limit_s + 10, stdin)
+        output, status, errors = self._wait(
+            command.argv, command.pidfile, command.limit_s + 10, stdin
+        )
+        report = output
         if command.summary_file:
             output, _status = run_text(
                 self.generator,
                 ["sh", "-c", 'cat "$1"; rm -f "$1"', "sh", command.summary_file],
                 15,
             )
-        # hey does not print its concurrency; the other tools do.
-        format = PARSE_FORMAT[ladder.tool]
-        options = {LOAD_OPTION[format]: load} if format in LOAD_OPTION else {}
-        [result] = parse_results(format, output, **options)
+        try:
+            result = self._parse(load, output, report, errors, status)
+        except (CollectorError, LoadResultError):
+            # A tool that fails at once (nothing listens) leaves the samplers just started:
+            # they end with the step, as in any step, rather than be cut off mid-start.
+            _samples(sampling, ladder.step_seconds + 25)
+            raise
         if rate:  # the step's load is the rate it was given, not the connections that held it
             result = replace(result, load=float(load), load_kind=LoadKind.RATE)
         return ladder_step_store(
@@ -214,6 +222,28 @@ class StepRun:
             samples=_samples(sampling, ladder.step_seconds + 25),
         )
 
+    def _parse(self, load: int, output: str, report: str, errors: str, status):
+        """The step's result; a tool that reached nothing fails the side saying why (a URL
+        that refuses connections is no load level, and its error is not a parse error)."""
+        ladder, side = self.side.ladder, self.side
+        generator = side.load_generator.name
+        # hey does not print its concurrency; the other tools do.
+        format = PARSE_FORMAT[ladder.tool]
+        options = {LOAD_OPTION[format]: load} if format in LOAD_OPTION else {}
+        try:
+            [result] = parse_results(format, output, **options)
+        except LoadResultError:
+            failure = tool_failure(ladder.tool, side.url, generator, errors, status)
+            if failure is None:
+                raise
+            raise CollectorError(failure) from None
+        # hey and k6 report a run where every request failed; if none even connected, say why.
+        if result.requests == 0 or sum(result.errors.values()) >= result.requests:
+            reason = unreachable_reason(side.url, generator, report, errors)
+            if reason is not None:
+                raise CollectorError(reason)
+        return result
+
     def _wait(self, argv, name, timeout, stdin):
         running = self.pool.submit(self.tools.run, self.generator, argv, name, timeout, stdin)
         return self.watch.wait(running, self.tools)
@@ -226,7 +256,7 @@ def _samples(sampling, timeout: float) -> list:
     samples = []
     for host, tool, running in sampling:
         try:
-            text, _status = running.result(timeout=timeout)
+            text, _status, _errors = running.result(timeout=timeout)
             series = parsers[tool](text)
         except (CollectorError, ValueError, TimeoutError):
             continue

@@ -33,9 +33,16 @@ class Stopped(Exception):
 
 def run_text(connection, argv, timeout: float, stdin: bytes = b"") -> tuple[str, int | None]:
     """A command's output as text (at most 4 MiB) and its exit status."""
+    output, status, _errors = run_output(connection, argv, timeout, stdin)
+    return output, status
+
+
+def run_output(connection, argv, timeout: float, stdin: bytes = b"") -> tuple[str, int | None, str]:
+    """A command's output as text (at most 4 MiB), its exit status and what it wrote on
+    stderr (at most 64 KiB)."""
     sink = BytesIO()
     result = connection.run(argv, sink=sink, stdin=stdin, timeout=timeout, max_bytes=TEXT_LIMIT)
-    return sink.getvalue().decode("utf-8", errors="replace"), result.exit_status
+    return sink.getvalue().decode("utf-8", errors="replace"), result.exit_status, result.stderr
 
 
 def tools_on(connection, tools) -> set[str]:
@@ -59,10 +66,11 @@ class RemoteTools:
         self.running: dict[object, set[str]] = {}
 
     def run(self, connection, argv, pidfile: str, timeout: float, stdin: bytes = b""):
+        """The command's output, exit status and stderr (run_output)."""
         with self.lock:
             self.running.setdefault(connection, set()).add(pidfile)
         try:
-            return run_text(connection, argv, timeout, stdin)
+            return run_output(connection, argv, timeout, stdin)
         finally:
             with self.lock:
                 self.running[connection].discard(pidfile)

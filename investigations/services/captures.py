@@ -12,9 +12,15 @@ from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import gettext_noop
+from django.utils.translation import gettext_noop, ngettext
 
-from collectors.capture import CaptureError, analyse_capture, capture_format
+from collectors.capture import (
+    CaptureError,
+    analyse_capture,
+    capture_format,
+    capture_header_bytes,
+)
+from collectors.capture.reader import PCAPNG_SECTION_MIN_BYTES
 from collectors.capture.remote import CaptureRequest
 from collectors.phrase import Phrase
 from investigations.analysis.capture_marks import slowest_connection_marks
@@ -94,16 +100,25 @@ def _import_problem(upload) -> str | None:
             "size": MAX_IMPORT_BYTES // 1024**3,
         }
     upload.seek(0)
-    head = upload.read(4)
+    head = upload.read(PCAPNG_SECTION_MIN_BYTES)
     upload.seek(0)
-    if capture_format(head) is None:
-        return (
-            _("%(file)s is empty.")
-            if not head
-            else _(
-                "%(file)s is not a pcap or pcapng file (tcpdump -w and Wireshark write those; "
-                "convert others with editcap)."
-            )
+    if not head:
+        return _("%(file)s is empty.") % {"file": upload.name}
+    found = capture_format(head)
+    header = capture_header_bytes(head)
+    if found is not None and upload.size < (header or PCAPNG_SECTION_MIN_BYTES):
+        # Its first bytes are a capture's, but not even the file header is whole.
+        return ngettext(
+            "%(file)s is %(size)d byte: too short to be a capture, whose file header alone "
+            "is %(header)d bytes.",
+            "%(file)s is %(size)d bytes: too short to be a capture, whose file header alone "
+            "is %(header)d bytes.",
+            upload.size,
+        ) % {"file": upload.name, "size": upload.size, "header": header or PCAPNG_SECTION_MIN_BYTES}
+    if found is None or header is None:
+        return _(
+            "%(file)s is not a pcap or pcapng file (tcpdump -w and Wireshark write those; "
+            "convert others with editcap)."
         ) % {"file": upload.name}
     return None
 

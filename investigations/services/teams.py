@@ -8,7 +8,7 @@ from django.utils.translation import gettext_lazy as _
 
 from investigations.choices import InvitationStatus, Role
 from investigations.models import Invitation, Membership, Team
-from investigations.webhook_addresses import AddressRefused, check_webhook_host
+from investigations.webhook_addresses import AddressRefused, webhook_address
 
 User = get_user_model()
 
@@ -84,13 +84,18 @@ def membership_remove(*, membership: Membership) -> None:
 def team_set_webhook(*, team: Team, webhook_url: str) -> Team:
     url = webhook_url.strip()
     if url:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValidationError({"webhook_url": _("Enter an http:// or https:// URL.")})
         if len(url) > 2000:
             raise ValidationError({"webhook_url": _("A URL has at most 2000 characters.")})
         try:
-            check_webhook_host(url)
+            parts = urlsplit(url)
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            parts, port = None, 0
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValidationError({"webhook_url": _("Enter an http:// or https:// URL.")})
+        try:
+            # The delivery's own check, so what is saved is what may be delivered.
+            webhook_address(parts.hostname, port, unresolved_ok=True)
         except AddressRefused as error:
             raise ValidationError({"webhook_url": str(error)}) from None
     team.webhook_url = url

@@ -16,7 +16,7 @@ from django.utils.translation import gettext
 from investigations.choices import DeliveryStatus, EventKind
 from investigations.models import Team, TimelineEvent, WebhookDelivery
 from investigations.phrases import stored_text
-from investigations.webhook_addresses import AddressRefused, resolve_webhook_host
+from investigations.webhook_addresses import AddressRefused, webhook_address
 
 # A delivery left "sending" longer than this was lost with its worker and may be retried.
 STALE_CLAIM = timedelta(minutes=5)
@@ -110,7 +110,7 @@ def _post_json(url: str, payload: dict) -> None:
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        address = resolve_webhook_host(parts.hostname or "", port)
+        address = webhook_address(parts.hostname or "", port)
     except AddressRefused as error:
         raise WebhookError(str(error), transient=False) from None
     kind = _PinnedHTTPS if parts.scheme == "https" else _PinnedHTTP

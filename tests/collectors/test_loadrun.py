@@ -23,6 +23,8 @@ from collectors.loadrun import (
     load_command,
     pidfile,
     sampler_command,
+    tool_failure,
+    unreachable_reason,
     validate_url,
 )
 from collectors.parsers.sampling import parse_mpstat, parse_vmstat
@@ -583,3 +585,49 @@ def test_a_hangup_of_the_wrapper_ends_the_tool_and_removes_its_pid_file(tmp_path
     ):
         assert time.monotonic() < deadline, "the tool outlived its wrapper"
         time.sleep(0.05)
+
+
+# What the tools wrote when they could not reach the URL (captured from wrk 4.1, ab 2.3,
+# hey 0.1 and k6 on this machine's loopback and resolver).
+@pytest.mark.parametrize(
+    "errors, expected",
+    [
+        (
+            "unable to connect to 127.0.0.1:9 Connection refused\n",
+            "Cannot connect to http://127.0.0.1:9/: connection refused (from gen-a; is the "
+            "service listening on that port?)",
+        ),
+        (
+            "apr_socket_recv: Connection refused (111)\n",
+            "Cannot connect to http://127.0.0.1:9/: connection refused (from gen-a; is the "
+            "service listening on that port?)",
+        ),
+        (
+            "unable to resolve nonexistent.invalid:http Name or service not known\n",
+            "Cannot resolve the host of http://127.0.0.1:9/ (from gen-a).",
+        ),
+        (
+            "apr_sockaddr_info_get() for nonexistent.invalid: Name or service not known (670002)\n",
+            "Cannot resolve the host of http://127.0.0.1:9/ (from gen-a).",
+        ),
+        (
+            "wrk: invalid URL\nUsage: wrk <options> <url>\n",
+            "wrk failed on gen-a (exit status 1): Usage: wrk <options> <url>",
+        ),
+        ("", None),
+    ],
+)
+def test_a_load_tool_that_reached_nothing_says_why(errors, expected):
+    assert tool_failure("wrk", "http://127.0.0.1:9/", "gen-a", errors, 1) == expected
+
+
+def test_a_run_where_every_request_failed_to_connect_is_named_from_the_report():
+    hey_report = (
+        "Error distribution:\n"
+        '  [26]\tGet "http://x.invalid/": dial tcp: lookup x.invalid on 10.0.0.53:53: '
+        "no such host\n"
+    )
+    assert unreachable_reason("http://x.invalid/", "gen-b", hey_report, "") == (
+        "Cannot resolve the host of http://x.invalid/ (from gen-b)."
+    )
+    assert unreachable_reason("http://x/", "gen-b", "Non-2xx or 3xx responses: 9", "") is None

@@ -131,6 +131,61 @@ def test_a_pinned_connection_to_a_silent_host_is_unreachable_too(silent_port, ss
             pass
 
 
+def test_a_host_that_answers_in_http_says_so_when_scanned_and_when_pinned(http_port, sshd_host):
+    with pytest.raises(Unreachable) as scanned:
+        scan_host_key("127.0.0.1", http_port, timeout=5)
+    endpoint = sshd_host.endpoint(address="127.0.0.1", port=http_port, connect_timeout=5)
+    with pytest.raises(Unreachable) as pinned:
+        with Connection(endpoint):
+            pass
+
+    assert scanned.value.message == (
+        f"127.0.0.1:{http_port} answered with HTTP, not SSH: is this the right port?"
+    )
+    assert pinned.value.message == (
+        f"{endpoint.label} answered with HTTP, not SSH: is this the right port?"
+    )
+
+
+def test_a_host_that_answers_in_another_protocol_quotes_its_first_line(free_port_speaking):
+    with pytest.raises(Unreachable) as scanned:
+        scan_host_key("127.0.0.1", free_port_speaking(b"220 mail.example ESMTP\r\n"), timeout=5)
+
+    assert scanned.value.message.endswith(
+        "answered '220 mail.example ESMTP', not SSH: is this the right port?"
+    )
+
+
+@pytest.fixture
+def free_port_speaking():
+    """speak(greeting): a loopback port whose server sends `greeting` to each connection."""
+    import socket
+    import threading
+
+    servers = []
+
+    def speak(greeting: bytes) -> int:
+        server = socket.create_server(("127.0.0.1", 0))
+        servers.append(server)
+
+        def serve():
+            while True:
+                try:
+                    connection, _ = server.accept()
+                except OSError:
+                    return
+                with connection:
+                    connection.sendall(greeting)
+                    connection.recv(100)
+
+        threading.Thread(target=serve, daemon=True).start()
+        return server.getsockname()[1]
+
+    yield speak
+    for server in servers:
+        server.close()
+
+
 # --- running commands -----------------------------------------------------------------------
 
 

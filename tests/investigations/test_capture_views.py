@@ -289,18 +289,17 @@ def test_a_file_that_is_not_a_capture_is_refused_and_nothing_is_kept(personas, m
     assert stored_files(media) == []
 
 
-def test_a_file_cut_inside_its_header_fails_its_analysis_and_says_why(personas, media):
+def test_a_file_cut_inside_its_header_is_refused_at_once_naming_it(personas, media):
     response = upload(personas, personas.member, "a", "cut.pcap", SIDE_A[:10])
-    assert response.status_code == 302  # its first bytes are a capture's
-    capture = Capture.objects.get()
 
-    capture_analyse_stored(capture_id=capture.pk, seconds=60)
-
-    capture.refresh_from_db()
-    assert capture.status == CaptureStatus.FAILED
-    panel = unescape(html(personas.client(personas.viewer).get(panel_url(personas), **HX)))
-    assert "cut.pcap cannot be analysed:" in panel
-    assert "too few for a capture file header" in panel
+    assert response.status_code == 400  # its first bytes are a capture's, but no more
+    page = unescape(html(response))
+    assert (
+        "cut.pcap is 10 bytes: too short to be a capture, whose file header alone is 24 bytes."
+        in page
+    )
+    assert re.search(r'<details class="capture-import" open>', page)
+    assert Capture.objects.count() == 0 and stored_files(media) == []
 
 
 def test_an_empty_file_is_refused(personas, media):

@@ -377,6 +377,68 @@ def test_a_file_that_is_no_capture_is_refused_and_nothing_is_kept(personas):
     assert not Capture.objects.exists()
 
 
+# A pcapng section header block without options: the shortest pcapng file there is.
+PCAPNG_START = bytes.fromhex("0a0d0d0a1c0000004d3c2b1a01000000ffffffffffffffff1c000000")
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        (
+            "x.pcap",
+            bytes.fromhex("d4c3b2a1") + b"\x02\x00\x04\x00\x00\x00",
+            "x.pcap is 10 bytes: too short to be a capture, whose file header alone is 24 bytes.",
+        ),
+        (
+            "x.pcapng",
+            PCAPNG_START[:10],
+            "x.pcapng is 10 bytes: too short to be a capture, whose file header alone is 28 bytes.",
+        ),
+        (
+            "x.pcapng",
+            PCAPNG_START[:4] + (64).to_bytes(4, "little") + PCAPNG_START[8:],
+            "x.pcapng is 28 bytes: too short to be a capture, whose file header alone is 64 bytes.",
+        ),
+        (
+            "x.pcapng",
+            PCAPNG_START[:8] + b"\x00" * 20,
+            "x.pcapng is not a pcap or pcapng file (tcpdump -w and Wireshark write those; "
+            "convert others with editcap).",
+        ),
+        (
+            "x.pcap",
+            b"0123456789",
+            "x.pcap is not a pcap or pcapng file (tcpdump -w and Wireshark write those; "
+            "convert others with editcap).",
+        ),
+    ],
+)
+def test_a_file_too_short_for_a_capture_is_refused_at_once_naming_it(
+    personas, name, content, message
+):
+    answer = ApiClient(personas.member).post_multipart(
+        f"/api/investigations/{personas.investigation.pk}/imports",
+        {"side": "a", "format": "pcap", "file": [upload(name, content)]},
+    )
+
+    assert answer.status_code == 400
+    assert answer.body["errors"] == [{"field": "file", "message": message}]
+    assert not Capture.objects.exists()
+
+
+# In one transaction, rolled back: no worker gets the analysis it would enqueue.
+@pytest.mark.django_db
+def test_a_capture_of_its_header_alone_is_kept(personas):
+    captures = capture_import(
+        investigation=personas.investigation,
+        user=personas.member,
+        side_key="a",
+        uploads=[upload("none.pcap", pcap_of()), upload("none.pcapng", PCAPNG_START)],
+    )
+
+    assert [capture.size for capture in captures] == [24, 28]
+
+
 # In one transaction, rolled back: no worker gets the analysis it would enqueue.
 @pytest.mark.django_db
 def test_a_truncated_capture_is_analysed_up_to_the_damage(personas):

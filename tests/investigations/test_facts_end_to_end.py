@@ -195,6 +195,37 @@ def test_each_failing_host_fails_alone_with_a_message_a_person_can_act_on(
     assert "connection refused" in html and "changed" in html
 
 
+def test_a_host_whose_port_answers_in_http_fails_its_facts_saying_so(
+    personas, celery_worker, credential, sshd_host, http_port
+):
+    web = host_create(
+        team=personas.team,
+        name="web-port",
+        address="127.0.0.1",
+        port=http_port,
+        username="perfcase-probe",
+        credential=credential,
+        host_key_type=sshd_host.host_key.key_type,
+        host_key_fingerprint=sshd_host.host_key.fingerprint,
+    )
+    member_add(
+        investigation=personas.investigation,
+        user=personas.member,
+        host=web,
+        side_key="a",
+        role="service",
+    )
+
+    collection = collect(ApiClient(personas.member), personas)
+
+    [target] = collection["targets"]
+    assert target["status"] == "failed"
+    assert target["error"] == (
+        f"web-port (perfcase-probe@127.0.0.1:{http_port}) answered with HTTP, not SSH: "
+        "is this the right port?"
+    )
+
+
 def test_a_jump_host_reaches_a_host_behind_it(personas, celery_worker, credential, start_host):
     jump = start_host("bastion", dump=None)
     inner = start_host("inner", dump="x86_64-epyc_7451")

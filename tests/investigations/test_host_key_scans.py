@@ -38,6 +38,22 @@ def test_a_silent_host_is_scanned_in_the_worker_and_says_what_happened(
     )
 
 
+def test_a_host_that_answers_in_http_is_named_so_by_its_scan(personas, celery_worker, http_port):
+    host = host_create(
+        team=personas.team, name="web", address="127.0.0.1", port=http_port, username="p"
+    )
+    api = ApiClient(personas.member)
+
+    asked = api.post(f"/api/hosts/{host.pk}/host-key/scan")
+
+    assert asked.status_code == 202, asked.body
+    ended = host_key_scan_end(api, host, timeout=60)
+    assert ended["status"] == "failed"
+    assert ended["error"] == (
+        f"127.0.0.1:{http_port} answered with HTTP, not SSH: is this the right port?"
+    )
+
+
 def test_a_real_host_is_scanned_in_the_worker_and_its_key_shown(personas, celery_worker, sshd_host):
     host = host_create(
         team=personas.team,

@@ -1,9 +1,11 @@
-"""Ladders with hey and ab, a tool missing on a load generator, and a breaking point: real
-tools on sshd test hosts against a real HTTP server, through the JSON API and a real Celery
-worker (like test_ladders_end_to_end.py does with wrk)."""
+"""Ladders with hey and ab, a tool missing on a load generator, a URL that refuses
+connections and a breaking point: real tools on sshd test hosts against a real HTTP server,
+through the JSON API and a real Celery worker (like test_ladders_end_to_end.py does with
+wrk)."""
 
 import glob
 import shutil
+import socket
 
 import pytest
 
@@ -102,6 +104,45 @@ def test_a_ladder_with_a_tool_missing_on_the_load_generators_fails_naming_it(
     assert timeline()[-1].startswith("Ladder failed:")
     assert "k6 is not installed" in timeline()[-1]
     assert not glob.glob(f"/tmp/perfcase-{ladder['id']}-*.pid")
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (one that was just let go)."""
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        return server.getsockname()[1]
+
+
+@pytest.mark.parametrize("tool", ["wrk", "hey", "ab", "k6"])
+def test_a_ladder_against_a_closed_port_says_the_connection_was_refused(
+    tool, personas, celery_worker, place_ladder_hosts
+):
+    require(tool)
+    hosts = place_ladder_hosts()
+    url = f"http://127.0.0.1:{closed_port()}/"
+
+    ladder = run_ladder(
+        personas,
+        side_a_url=url,
+        side_b_url=url,
+        steps=[1, 4],
+        step_seconds=1,
+        warmup_seconds=0,
+        tool=tool,
+    )
+
+    assert ladder["status"] == "failed", ladder
+    errors = {side["side"]: side["error"] for side in ladder["sides"]}
+    for side in ("a", "b"):
+        generator = hosts[(side, "load_generator")].name
+        assert errors[side] == (
+            f"Cannot connect to {url}: connection refused (from {generator}; is the service "
+            "listening on that port?)"
+        ), errors
+    assert ladder["results"] == []
+    assert "connection refused" in timeline()[-1]
+    # The samplers began with the step; closing the connections ends them (and their PID
+    # files) a moment after the side has failed.
+    wait_for(lambda: not glob.glob(f"/tmp/perfcase-{ladder['id']}-*.pid"), timeout=15)
 
 
 @pytest.mark.parametrize("tool", ["hey", "k6"])

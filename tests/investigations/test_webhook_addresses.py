@@ -4,6 +4,7 @@ saved and again when it is delivered (after resolving the name once), and a fail
 says nothing of what the far side answered."""
 
 import json
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -15,6 +16,25 @@ from investigations.models import WebhookDelivery
 from investigations.services.teams import team_set_webhook
 from investigations.services.webhooks import webhook_attempt
 from investigations.webhook_addresses import address_allowed
+
+# Every spelling of a loopback address that getaddrinfo (and so the delivery's connection)
+# reads as one: inet_aton's decimal, short, hex and octal forms, and IPv6's.
+LOOPBACK_SPELLINGS = [
+    "2130706433",
+    "127.1",
+    "0x7f000001",
+    "0x7F.1",
+    "017700000001",
+    "0177.0.0.1",
+    "0",
+    "[::1]",
+    "[0:0:0:0:0:0:0:1]",
+    "[::ffff:127.0.0.1]",
+    "[::ffff:7f00:1]",
+    "[0:0:0:0:0:ffff:7f00:1]",
+    "LOCALHOST",
+    "localhost.",
+]
 
 
 @pytest.mark.parametrize(
@@ -43,6 +63,50 @@ def test_a_webhook_to_a_non_public_address_is_refused_when_saved(personas, url):
     assert "public addresses only" in refused.value.message_dict["webhook_url"][0]
     personas.team.refresh_from_db()
     assert personas.team.webhook_url == ""
+
+
+@pytest.mark.parametrize("host", LOOPBACK_SPELLINGS)
+@pytest.mark.django_db
+def test_every_spelling_of_loopback_is_refused_when_saved(personas, host):
+    with pytest.raises(ValidationError) as refused:
+        team_set_webhook(team=personas.team, webhook_url=f"http://{host}:8900/hook")
+
+    assert "public addresses only" in refused.value.message_dict["webhook_url"][0]
+    personas.team.refresh_from_db()
+    assert personas.team.webhook_url == ""
+
+
+@pytest.mark.parametrize("host", ["2130706433", "127.1", "0x7f000001", "017700000001"])
+@pytest.mark.django_db
+def test_a_numeric_loopback_url_is_refused_on_the_team_page_naming_the_address(personas, host):
+    response = personas.client(personas.lead).post(
+        f"/teams/{personas.team.pk}/webhook/",
+        {"webhook_url": f"http://{host}/hook"},
+        follow=True,
+    )
+
+    page = response.content.decode()
+    assert f"Webhooks go to public addresses only, not {host} (127.0.0.1)." in page
+    personas.team.refresh_from_db()
+    assert personas.team.webhook_url == ""
+
+
+@pytest.mark.django_db
+def test_a_name_that_resolves_to_a_non_public_address_is_refused_when_saved(personas):
+    name = socket.gethostname()
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(name, 80)}
+    except OSError:
+        pytest.skip(f"this machine's own name {name} does not resolve")
+    if any(address_allowed(address) for address in found):
+        pytest.skip(f"this machine's own name {name} resolves to a public address")
+
+    with pytest.raises(ValidationError) as refused:
+        team_set_webhook(team=personas.team, webhook_url=f"http://{name}/hook")
+
+    # What the name resolves to is not said: that would map internal DNS for a team lead.
+    message = refused.value.message_dict["webhook_url"][0]
+    assert message == f"Webhooks go to public addresses only, not {name.lower()}."
 
 
 @pytest.mark.django_db
@@ -106,8 +170,37 @@ def test_a_delivery_to_a_name_that_resolves_to_loopback_is_refused_without_conne
 
     delivery.refresh_from_db()
     assert retry is False and delivery.status == DeliveryStatus.FAILED
-    assert delivery.last_error == "Webhooks go to public addresses only."
+    assert delivery.last_error == "Webhooks go to public addresses only, not localhost."
     assert listener.hits == 0
+
+
+@pytest.mark.parametrize("host", LOOPBACK_SPELLINGS)
+@pytest.mark.django_db
+def test_every_spelling_of_loopback_is_refused_at_delivery_without_connecting(
+    personas, listener, host
+):
+    delivery = delivery_to(personas, f"http://{host}:{listener.port}/hook")
+
+    retry = webhook_attempt(delivery_id=delivery.pk, final=False)
+
+    delivery.refresh_from_db()
+    assert retry is False and delivery.status == DeliveryStatus.FAILED
+    assert delivery.last_error.startswith("Webhooks go to public addresses only, not ")
+    assert listener.hits == 0
+
+
+@pytest.mark.django_db
+def test_an_allowed_network_admits_every_spelling_of_its_addresses(personas, listener, settings):
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]
+    url = f"http://2130706433:{listener.port}/hook"
+
+    team_set_webhook(team=personas.team, webhook_url=url)
+    delivery = delivery_to(personas, url)
+    webhook_attempt(delivery_id=delivery.pk, final=True)
+
+    assert personas.team.webhook_url == url
+    delivery.refresh_from_db()
+    assert listener.hits == 1  # it reached 127.0.0.1: the allowed network
 
 
 @pytest.mark.django_db

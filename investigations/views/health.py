@@ -6,6 +6,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from investigations.csp_reports import MAX_BYTES, report_allowed, report_fields, report_line
+from investigations.security import client_ip
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -32,7 +33,7 @@ def csp_report(request: HttpRequest) -> HttpResponse:
     """Where browsers report what the Content-Security-Policy blocked: logged as a warning,
     one line of escaped fields (investigations/csp_reports.py), at most
     CSP_REPORTS_PER_MINUTE a minute from one address; more get 429 and are not logged."""
-    address = request.META.get("REMOTE_ADDR", "")
+    address = client_ip(request)
     allowed, retry_after = report_allowed(address)
     if not allowed:
         return _unlogged(429, **{"Retry-After": str(retry_after)})

@@ -266,7 +266,7 @@ def _validators():
     from investigations.analysis.search_terms import query_terms, terms
     from investigations.forms.ladders import parse_steps
     from investigations.forms.path import parse_values
-    from investigations.webhook_addresses import check_webhook_host
+    from investigations.webhook_addresses import webhook_address
 
     found = {}
     for module in MODULES:
@@ -278,8 +278,13 @@ def _validators():
                 and len(inspect.signature(value).parameters) == 1
             ):
                 found[f"{module.__name__}.{name}"] = value
-    for function in (parse_path, terms, query_terms, parse_steps, parse_values, check_webhook_host):
+    for function in (parse_path, terms, query_terms, parse_steps, parse_values):
         found[f"{function.__module__}.{function.__name__}"] = function
+
+    def webhook_host(text: str):
+        return webhook_address(text, 443, unresolved_ok=True)
+
+    found["investigations.webhook_addresses.webhook_address"] = webhook_host
     return found
 
 

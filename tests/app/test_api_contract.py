@@ -72,3 +72,47 @@ def test_every_method_to_a_path_that_is_no_endpoint_is_a_json_404(personas, meth
     assert response["Content-Type"].startswith("application/json")
     if method != "head":
         assert json.loads(response.content)["detail"].startswith("No such API path")
+
+
+WRONG_METHODS = [
+    ("put", "/api/hosts", "GET, POST"),
+    ("delete", "/api/investigations", "GET, POST"),
+    ("post", "/api/hosts/1", "DELETE, GET, PATCH"),
+    ("options", "/api/teams", "GET, POST"),
+    ("post", "/api/openapi.json", "GET, HEAD"),
+    ("put", "/api/docs", "GET, HEAD"),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("method", "path", "allowed"), WRONG_METHODS)
+@pytest.mark.parametrize("caller", ["token", "session", "nobody"])
+def test_a_method_a_known_path_does_not_answer_is_a_json_405_naming_the_allowed(
+    personas, method, path, allowed, caller
+):
+    client = Client(enforce_csrf_checks=True)
+    headers = {}
+    if caller == "token":
+        headers["Authorization"] = ApiClient(personas.member).headers["Authorization"]
+    elif caller == "session":
+        client.force_login(personas.member)
+
+    response = getattr(client, method)(
+        path, data="{}", content_type="application/json", headers=headers
+    )
+
+    assert response.status_code == 405
+    assert response["Allow"] == allowed
+    assert response["Content-Type"].startswith("application/json")
+    body = json.loads(response.content)
+    assert body["detail"] == f"{method.upper()} is not allowed on this path: use {allowed}."
+    assert body["errors"] == [{"field": None, "message": body["detail"]}]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_the_api_root_is_a_json_404(personas, method):
+    response = getattr(ApiClient(personas.member), method)("/api/")
+
+    assert response.status_code == 404
+    assert response.body["detail"].startswith("No such API path")

@@ -113,7 +113,7 @@ def hosts_patch(request, host_id: Id, payload: HostPatch):
         fields["credential"] = _related("credential", fields["credential"], host.team_id)
     if "jump_host" in fields:
         fields["jump_host"] = _related("jump_host", fields["jump_host"], host.team_id)
-    reject_nulls(fields, ["name", "address", "port", "username"])
+    reject_nulls(fields, ["name", "address", "port", "username", "transport"])
     return host_update(host=host, **fields)
 
 

@@ -10,7 +10,7 @@ from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 
 from investigations.access import investigation_for_user
-from investigations.api.schemas import ErrorOut, Id, Port, Text, reject_nulls
+from investigations.api.schemas import ErrorOut, Id, NotNull, Port, Text, reject_nulls
 from investigations.choices import (
     ConnectionReuse,
     ItemStatus,
@@ -97,15 +97,15 @@ class NodePatch(Schema):
     """Send only what changes. A state other than not_checked needs evidence: a note, a
     link or a collection of this investigation."""
 
-    kind: KindValue | None = None
-    label: Text | None = None
-    spec_a: Text | None = None
-    spec_b: Text | None = None
-    values_a: dict[Text, Text] | None = None
-    values_b: dict[Text, Text] | None = None
-    hosts_a: list[Id] | None = None
-    hosts_b: list[Id] | None = None
-    state: NodeStateValue | None = None
+    kind: KindValue | NotNull = None
+    label: Text | NotNull = None
+    spec_a: Text | NotNull = None
+    spec_b: Text | NotNull = None
+    values_a: dict[Text, Text] | NotNull = None
+    values_b: dict[Text, Text] | NotNull = None
+    hosts_a: list[Id] | None = Field(None, description="null: unchanged")
+    hosts_b: list[Id] | None = Field(None, description="null: unchanged")
+    state: NodeStateValue | NotNull = None
     state_note: Text = ""
     state_link: Text = ""
     state_collection: Id | None = None
@@ -133,11 +133,11 @@ class EdgeIn(Schema):
 
 
 class EdgePatch(Schema):
-    protocol: ProtocolValue | None = None
-    port: Port | None = None
-    tls: bool | None = None
-    reuse: ReuseValue | None = None
-    notes: Text | None = None
+    protocol: ProtocolValue | NotNull = None
+    port: Port | None = Field(None, description="null: none")
+    tls: bool | NotNull = None
+    reuse: ReuseValue | NotNull = None
+    notes: Text | NotNull = None
 
 
 class PathTextIn(Schema):
@@ -172,10 +172,10 @@ class ItemOut(Schema):
 
 
 class ItemPatch(Schema):
-    status: ItemStatusValue | None = None
-    assignee: Text | None = Field(None, description="a username; empty string to unassign")
-    notes: Text | None = None
-    na_reason: Text | None = None
+    status: ItemStatusValue | NotNull = None
+    assignee: Text | None = Field(None, description="a username; empty string or null to unassign")
+    notes: Text | NotNull = None
+    na_reason: Text | NotNull = None
 
 
 class ItemIn(Schema):
@@ -248,7 +248,7 @@ def nodes_patch(request, investigation_id: Id, node_id: Id, payload: NodePatch):
     hosts = {
         side: _hosts(investigation, fields.pop(side, None), side) for side in ("hosts_a", "hosts_b")
     }
-    reject_nulls(fields, list(fields))
+    reject_nulls({**fields, **state_fields}, [*fields, "state"])
     node = path_node_update(node=node, user=request.user, **hosts, **fields)
     if "state" in state_fields:
         collection = None

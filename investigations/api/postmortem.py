@@ -156,10 +156,10 @@ class ActionIn(Schema):
 
 
 class ActionPatch(Schema):
-    title: Text | None = None
+    title: Text | NotNull = None
     owner: Id | None = Field(None, description="null: nobody")
     due: date | None = Field(None, description="null: no due date")
-    done: bool | None = None
+    done: bool | NotNull = None
 
 
 class ActionPatchWithId(ActionPatch):

@@ -51,6 +51,9 @@ HostRoleValue = Literal[tuple(HostRole.values)]
 ActionValue = Literal[("", *ActionKind.values)]
 TransportValue = Literal[tuple(HostTransport.values)]
 ManualKindValue = Literal[tuple(str(k) for k in MANUAL_EVENT_KINDS)]
+# A PATCH field that may be left out but not sent as null (refused with a 400 naming it,
+# reject_nulls): the schema shows its type without null.
+NotNull = SkipJsonSchema[None]
 
 
 class Pages(LimitOffsetPagination):
@@ -231,13 +234,13 @@ class InvestigationIn(InvestigationFields):
 class InvestigationPatch(InvestigationFields):
     """Send only the fields to change. `status` moves along open → mitigated → resolved → closed."""
 
-    title: Text | None = None
+    title: Text | NotNull = None
     status: StatusValue | None = None
-    severity: SeverityValue | None = None
+    severity: SeverityValue | NotNull = None
     symptom_metric: Text | None = None
     symptom_unit: Text | None = None
     symptom_load: Text | None = None
-    symptom_direction: DirectionValue | None = None
+    symptom_direction: DirectionValue | NotNull = None
     notes: Text | None = None
     root_cause: Id | None = Field(
         None, description="the case's root cause: a knowledge-base entry (null: none)"
@@ -279,13 +282,13 @@ class HostIn(Schema):
 
 
 class HostPatch(Schema):
-    name: Text | None = None
-    address: Text | None = None
-    port: Port | None = None
-    username: Text | None = None
-    credential: Id | None = None
-    jump_host: Id | None = None
-    transport: TransportValue | None = None
+    name: Text | NotNull = None
+    address: Text | NotNull = None
+    port: Port | NotNull = None
+    username: Text | NotNull = None
+    credential: Id | None = Field(None, description="null: none")
+    jump_host: Id | None = Field(None, description="null: none")
+    transport: TransportValue | NotNull = None
 
 
 class HostOut(Schema):
@@ -359,10 +362,6 @@ class ErrorOut(Schema):
     detail: str
     errors: list[ErrorItem] | None = None
 
-
-# A PATCH field that may be left out but not sent as null (reject_nulls refuses null with a
-# 400 naming it): the schema shows its type without null.
-NotNull = SkipJsonSchema[None]
 
 
 def reject_nulls(fields: dict, names) -> None:

@@ -7,8 +7,16 @@ from pydantic import ConfigDict
 
 from investigations.access import collection_for_user, finding_for_user, investigation_for_user
 from investigations.api.limits import EXPENSIVE
-from investigations.api.schemas import ErrorOut, Id, Text
-from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
+from investigations.api.schemas import ErrorOut, Id, Text, one_of
+from investigations.choices import (
+    ENDED_TARGET_STATUSES,
+    CollectionKind,
+    CollectionStatus,
+    FindingSeverity,
+    FindingStatus,
+    Role,
+    TargetStatus,
+)
 from investigations.phrases import stored_text
 from investigations.selectors import (
     collection_with_targets,
@@ -46,7 +54,7 @@ class TargetOut(Schema):
     host: int = Field(alias="host_id")
     host_name: str = Field(alias="host.name")
     side: str = Field(alias="side.key")
-    status: str
+    status: one_of(TargetStatus)
     progress: int
     step: str
     started_at: datetime | None
@@ -69,7 +77,7 @@ class CollectionOut(Schema):
     id: int
     investigation: int = Field(alias="investigation_id")
     kind: str
-    status: str
+    status: one_of(CollectionStatus)
     parameters: dict
     start_at: datetime
     created_at: datetime
@@ -84,10 +92,13 @@ class CollectionOut(Schema):
     def resolve_status(obj) -> str:
         statuses = {t.status for t in obj.targets.all()}
         if not statuses <= set(ENDED_TARGET_STATUSES):
-            return "running" if "running" in statuses else "queued"
-        if "cancelled" in statuses:
-            return "cancelled"
-        return "failed" if statuses == {"failed"} else "completed"
+            running = TargetStatus.RUNNING in statuses
+            return CollectionStatus.RUNNING if running else CollectionStatus.QUEUED
+        if TargetStatus.CANCELLED in statuses:
+            return CollectionStatus.CANCELLED
+        if statuses == {TargetStatus.FAILED}:
+            return CollectionStatus.FAILED
+        return CollectionStatus.COMPLETED
 
     @staticmethod
     def resolve_targets(obj) -> list:
@@ -130,13 +141,13 @@ class FindingOut(Schema):
     id: int
     rule: str
     subject: str
-    severity: str
+    severity: one_of(FindingSeverity)
     title: str = Field(description="in the language Accept-Language asks for")
     explanation: str
     recommendation: str
     side_a: str
     side_b: str
-    status: str
+    status: one_of(FindingStatus)
     host_a: int | None = Field(alias="host_a_id")
     host_b: int | None = Field(alias="host_b_id")
     first_seen_at: datetime

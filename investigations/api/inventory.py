@@ -14,9 +14,10 @@ from investigations.api.schemas import (
     HostPatch,
     Id,
     Text,
+    one_of,
     reject_nulls,
 )
-from investigations.choices import Role
+from investigations.choices import Role, ScanStatus
 from investigations.selectors import (
     credential_in_team,
     credentials_for_user,
@@ -134,7 +135,7 @@ class HostKeyTrustedOut(Schema):
 
 
 class HostKeyScanOut(Schema):
-    status: str = Field(description="scanning, done or failed ('' before any scan)")
+    status: one_of(ScanStatus) = Field(description="scanning, done or failed ('' before any scan)")
     key_type: str | None = Field(description="what the host presented, once done")
     fingerprint: str | None
     scanned_at: datetime | None

@@ -11,7 +11,7 @@ from ninja import Field, Query, Router, Schema, Status
 
 from investigations.access import knowledge_operator, root_cause_for_user, team_for_user
 from investigations.api.limits import EXPENSIVE
-from investigations.api.schemas import ErrorOut, Id, NotNull, Text, reject_nulls
+from investigations.api.schemas import ErrorOut, Id, NotNull, StatusValue, Text, reject_nulls
 from investigations.choices import Role
 from investigations.selectors.knowledge import (
     root_cause_cases,
@@ -82,7 +82,7 @@ class RootCauseListOut(Schema):
 class CaseOut(Schema):
     investigation: int = Field(alias="investigation_id")
     title: str = Field(alias="investigation.title")
-    status: str = Field(alias="investigation.status")
+    status: StatusValue = Field(alias="investigation.status")
 
 
 class RootCauseDetailOut(RootCauseOut):
@@ -162,7 +162,7 @@ class RevisionListOut(Schema):
 class FoundInvestigationOut(Schema):
     investigation: int = Field(alias="pk")
     title: str
-    status: str
+    status: StatusValue
     score: float
 
     @staticmethod

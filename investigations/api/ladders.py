@@ -9,8 +9,8 @@ from pydantic import StrictInt
 
 from investigations.access import investigation_for_user, ladder_for_user
 from investigations.api.imports import importer
-from investigations.api.schemas import ErrorOut, Id, Text
-from investigations.choices import ImportFormat, LoadKind, LoadTool, Role
+from investigations.api.schemas import ErrorOut, Id, Text, one_of
+from investigations.choices import ImportFormat, LadderStatus, LoadKind, LoadTool, Role
 from investigations.models import Ladder
 from investigations.phrases import stored_text
 from investigations.selectors import ladder_get, ladder_points, ladder_sides
@@ -73,7 +73,7 @@ class StepOut(Schema):
 
 class LadderSideOut(Schema):
     side: str
-    status: str
+    status: one_of(LadderStatus)
     load_generator: str | None
     url: str
     current_step: int
@@ -85,7 +85,7 @@ class LadderSideOut(Schema):
 class LadderOut(Schema):
     id: int
     investigation: int
-    status: str
+    status: one_of(LadderStatus)
     tool: str
     load_kind: str
     steps: list[float]

@@ -67,7 +67,7 @@ class NodeOut(Schema):
     hosts_a: list[int]
     hosts_b: list[int]
     specs_differ: bool
-    state: str
+    state: NodeStateValue
     state_note: str
     state_link: str
     state_collection: int | None = Field(alias="state_collection_id")
@@ -153,7 +153,7 @@ class ItemOut(Schema):
     key: str
     title: str
     description: str
-    status: str
+    status: ItemStatusValue
     assignee: str | None
     auto: bool = Field(description="true while the item is done because its evidence exists")
     evidence: str

@@ -9,8 +9,17 @@ from ninja import Field, Router, Schema, Status
 
 from investigations.access import investigation_for_user
 from investigations.api.limits import EXPENSIVE
-from investigations.api.schemas import ErrorOut, Id, NotNull, Text, reject_nulls
-from investigations.choices import Role
+from investigations.api.schemas import (
+    ErrorOut,
+    Id,
+    NotNull,
+    SeverityValue,
+    StatusValue,
+    Text,
+    one_of,
+    reject_nulls,
+)
+from investigations.choices import ItemStatus, LadderStatus, Role
 from investigations.selectors.postmortem import (
     WRITTEN,
     PostmortemReport,
@@ -51,7 +60,7 @@ class PostmortemEntry(Schema):
 class PostmortemStep(Schema):
     key: str
     title: str
-    status: str
+    status: one_of(ItemStatus)
     evidence: str
     notes: str
     na_reason: str
@@ -82,7 +91,7 @@ class PostmortemKnee(Schema):
 
 class PostmortemLadder(Schema):
     id: int
-    status: str
+    status: one_of(LadderStatus)
     created_at: datetime
     steps: list[int | float]
     knees: dict[str, PostmortemKnee]
@@ -109,8 +118,8 @@ class ActionsOut(Schema):
 class PostmortemOut(Schema):
     investigation: int
     title: str
-    severity: str
-    status: str
+    severity: SeverityValue
+    status: StatusValue
     sides: dict[str, str]
     # Written by people (PATCH).
     summary: str

@@ -42,8 +42,15 @@ Time = Annotated[datetime, AfterValidator(_aware)]
 # Database ids: anything outside a bigint is refused as input, not sent to the database.
 Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
 Port = Annotated[int, Field(ge=1, le=65535)]
-SeverityValue = Literal[tuple(Severity.values)]
-StatusValue = Literal[tuple(Status.values)]
+
+
+def one_of(choices) -> object:
+    """The values of a choices class as a type: the schema lists them as an enum."""
+    return Literal[tuple(choices.values)]
+
+
+SeverityValue = one_of(Severity)
+StatusValue = one_of(Status)
 DirectionValue = Literal[tuple(Direction.values)]
 SideKindValue = Literal[tuple(SideKind.values)]
 RoleValue = Literal[tuple(Role.values)]
@@ -81,7 +88,7 @@ class TeamIn(Schema):
 class TeamOut(Schema):
     id: int
     name: str
-    role: str
+    role: RoleValue
 
 
 class MembershipIn(Schema):
@@ -92,7 +99,7 @@ class MembershipIn(Schema):
 class MembershipOut(Schema):
     id: int
     username: str
-    role: str
+    role: RoleValue
 
 
 class SideOut(Schema):
@@ -140,8 +147,8 @@ class InvestigationOut(Schema):
     id: int
     team: int
     title: str
-    status: str
-    severity: str
+    status: StatusValue
+    severity: SeverityValue
     tags: list[str]
     symptom: SymptomOut
     started_at: datetime | None
@@ -316,7 +323,7 @@ class MemberOut(Schema):
     host: int = Field(alias="host_id")
     host_name: str = Field(alias="host.name")
     side: str = Field(alias="side.key")
-    role: str
+    role: HostRoleValue
 
 
 class EventIn(Schema):
@@ -361,7 +368,6 @@ class ErrorItem(Schema):
 class ErrorOut(Schema):
     detail: str
     errors: list[ErrorItem] | None = None
-
 
 
 def reject_nulls(fields: dict, names) -> None:

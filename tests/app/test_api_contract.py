@@ -7,6 +7,21 @@ import pytest
 from django.test import Client
 
 from investigations.api import api
+from investigations.choices import (
+    CaptureStatus,
+    CollectionStatus,
+    FindingSeverity,
+    FindingStatus,
+    HostRole,
+    ItemStatus,
+    LadderStatus,
+    NodeState,
+    Role,
+    ScanStatus,
+    Severity,
+    Status,
+    TargetStatus,
+)
 from tests.conftest import ApiClient
 
 
@@ -116,3 +131,62 @@ def test_the_api_root_is_a_json_404(personas, method):
 
     assert response.status_code == 404
     assert response.body["detail"].startswith("No such API path")
+
+
+def _components():
+    return api.get_openapi_schema()["components"]["schemas"]
+
+
+def _values(field: dict, components: dict) -> list | None:
+    """The enum a property lists, itself or through the component it refers to."""
+    while "$ref" in field:
+        field = components[field["$ref"].rsplit("/", 1)[-1]]
+    return field.get("enum")
+
+
+def test_every_status_state_severity_and_role_an_answer_names_lists_its_values():
+    components = _components()
+    without = [
+        f"{name}.{prop}"
+        for name, schema in components.items()
+        if name.endswith("Out")
+        for prop, field in schema.get("properties", {}).items()
+        if prop in ("status", "state", "severity", "role") and not _values(field, components)
+        # the baseline's role is a host role, or empty for the network rows
+        and name != "BaselineItemOut"
+    ]
+
+    assert without == []
+
+
+@pytest.mark.parametrize(
+    ("schema", "prop", "choices"),
+    [
+        ("CollectionOut", "status", CollectionStatus),
+        ("TargetOut", "status", TargetStatus),
+        ("LadderOut", "status", LadderStatus),
+        ("LadderSideOut", "status", LadderStatus),
+        ("InvestigationOut", "status", Status),
+        ("InvestigationOut", "severity", Severity),
+        ("FindingOut", "status", FindingStatus),
+        ("FindingOut", "severity", FindingSeverity),
+        ("ItemOut", "status", ItemStatus),
+        ("NodeOut", "state", NodeState),
+        ("HostKeyScanOut", "status", ScanStatus),
+        ("CaptureOut", "status", CaptureStatus),
+        ("MembershipOut", "role", Role),
+        ("MemberOut", "role", HostRole),
+    ],
+)
+def test_a_status_lists_the_values_of_its_choices(schema, prop, choices):
+    components = _components()
+    field = components[schema]["properties"][prop]
+
+    assert set(_values(field, components)) == set(choices.values)
+
+
+def test_a_collection_may_be_cancelled_as_its_targets():
+    statuses = _components()["CollectionOut"]["properties"]["status"]["enum"]
+
+    assert "cancelled" in statuses
+    assert set(statuses) - {"completed"} == set(TargetStatus.values) - {"succeeded"}

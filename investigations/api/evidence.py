@@ -7,7 +7,7 @@ from pydantic import ConfigDict
 
 from investigations.access import collection_for_user, finding_for_user, investigation_for_user
 from investigations.api.limits import EXPENSIVE
-from investigations.api.schemas import ErrorOut, Id, Text, one_of
+from investigations.api.schemas import ErrorOut, Id, Text, one_of, stated
 from investigations.choices import (
     ENDED_TARGET_STATUSES,
     CollectionKind,
@@ -18,6 +18,7 @@ from investigations.choices import (
     TargetStatus,
 )
 from investigations.phrases import stored_text
+from investigations.runs.facts import MAX_PATHS
 from investigations.selectors import (
     collection_with_targets,
     fact_pair_diffs,
@@ -29,6 +30,12 @@ from investigations.services.findings import finding_set_status
 
 router = Router(tags=["evidence"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+
+
+# The facts plan's grammars (collectors/facts.py), which its form holds with a 400 naming
+# the field, stated.
+SERVICE_PATTERN = "^([A-Za-z0-9_][A-Za-z0-9_.:@+-]{0,63})?$"
+FactsPath = stated(pattern="^/[A-Za-z0-9._@+/-]{0,254}$", **{"not": {"pattern": "/[.][.](/|$)"}})
 
 
 class CollectionIn(Schema):
@@ -46,8 +53,16 @@ class CollectionIn(Schema):
     hosts: list[Id] | None = Field(
         None, description="default: every host placed on a side (profile: the service hosts)"
     )
-    service: Text = Field("", description="facts: a process name or PID whose limits to record")
-    paths: list[Text] = Field([], description="facts: paths whose mount options to record")
+    service: Text = Field(
+        "",
+        description="facts: a process name or PID whose limits to record",
+        json_schema_extra={"pattern": SERVICE_PATTERN},
+    )
+    paths: list[FactsPath] = Field(
+        [],
+        description="facts: paths whose mount options to record",
+        json_schema_extra={"maxItems": MAX_PATHS},
+    )
 
 
 class TargetOut(Schema):

@@ -15,11 +15,12 @@ from investigations.api.schemas import (
     NotNull,
     SeverityValue,
     StatusValue,
-    Text,
     one_of,
     reject_nulls,
+    words,
 )
 from investigations.choices import ItemStatus, LadderStatus, Role
+from investigations.limits import ENTRY, NOTES
 from investigations.selectors.postmortem import (
     WRITTEN,
     PostmortemReport,
@@ -149,23 +150,23 @@ class PostmortemPatch(Schema):
     """Send only what changes; `events` are timeline entry ids of this investigation ([]:
     the default entries)."""
 
-    summary: Text | NotNull = None
-    impact: Text | NotNull = None
-    fix: Text | NotNull = None
-    verification: Text | NotNull = None
-    lessons: Text | NotNull = None
+    summary: words(NOTES) | NotNull = None
+    impact: words(NOTES) | NotNull = None
+    fix: words(NOTES) | NotNull = None
+    verification: words(NOTES) | NotNull = None
+    lessons: words(NOTES) | NotNull = None
     events: list[Id] | NotNull = None
 
 
 class ActionIn(Schema):
-    title: Text
+    title: words(ENTRY, blank=False)
     owner: Id | None = Field(None, description="user id of a member of the team")
     due: date | None = None
     done: bool = False
 
 
 class ActionPatch(Schema):
-    title: Text | NotNull = None
+    title: words(ENTRY, blank=False) | NotNull = None
     owner: Id | None = Field(None, description="null: nobody")
     due: date | None = Field(None, description="null: no due date")
     done: bool | NotNull = None

@@ -5,9 +5,10 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 from ninja import Field, Schema
 from ninja.pagination import LimitOffsetPagination
-from pydantic import AfterValidator
+from pydantic import AfterValidator, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
 
+from investigations import limits
 from investigations.choices import (
     MANUAL_EVENT_KINDS,
     ActionKind,
@@ -34,14 +35,41 @@ def _aware(value: datetime) -> datetime:
 
 
 # The schema says so too (a pattern of one class, no backtracking).
-Text = Annotated[
-    str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": "^[^\\u0000]*$"})
-]
+NO_NUL = "^[^\\u0000]*$"
+# And a character that is no space: a blank name or title is refused.
+NOT_BLANK = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
+Text = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": NO_NUL})]
+
+
+def words(limit: int, *, blank: bool = True) -> object:
+    """Text of at most `limit` characters (investigations/limits.py), not blank unless
+    `blank`. The service holds these rules and refuses with a 400 naming the field in words,
+    as it always has; the schema states them, so that a request valid by it is accepted."""
+    extra = {"maxLength": limit, "pattern": NO_NUL if blank else NOT_BLANK}
+    if not blank:
+        extra["minLength"] = 1
+    return Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra=extra)]
+
+
+def stated(**rules) -> object:
+    """Text (no NUL) with the rules a service holds, stated in the schema: the service
+    refuses what breaks them with a 400 naming the field, in words, as it always has."""
+    return Annotated[str, AfterValidator(_no_nul), WithJsonSchema({"type": "string", **rules})]
+
+
+def listed(values) -> WithJsonSchema:
+    """A text that is one of `values` (Annotated[str, listed(...)]): the service refuses the
+    others with a 400 naming the field (as it always has), the schema lists them."""
+    return WithJsonSchema({"type": "string", "enum": list(values)})
+
+
 # Times without a zone are read as UTC.
 Time = Annotated[datetime, AfterValidator(_aware)]
 # Database ids: anything outside a bigint is refused as input, not sent to the database.
 Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
 Port = Annotated[int, Field(ge=1, le=65535)]
+# Above zero: the service refuses the rest with a 400 naming the field; the schema says so.
+Positive = Annotated[float, Field(json_schema_extra={"exclusiveMinimum": 0})]
 
 
 def one_of(choices) -> object:
@@ -82,7 +110,7 @@ class TokenOut(Schema):
 
 
 class TeamIn(Schema):
-    name: Text
+    name: words(200, blank=False)
 
 
 class TeamOut(Schema):
@@ -109,7 +137,7 @@ class SideOut(Schema):
 
 
 class SidePatch(Schema):
-    label: Text | None = None
+    label: words(limits.SHORT, blank=False) | None = None
     kind: SideKindValue | None = None
 
 
@@ -215,45 +243,45 @@ class InvestigationFields(Schema):
 
     severity: SeverityValue = Severity.SEV3
     tags: list[Text] = []
-    symptom_metric: Text = ""
+    symptom_metric: words(limits.SHORT) = ""
     symptom_unit: Text = ""
-    symptom_load: Text = ""
-    symptom_value_a: float | None = None
-    symptom_value_b: float | None = None
+    symptom_load: words(limits.SHORT) = ""
+    symptom_value_a: Positive | None = None
+    symptom_value_b: Positive | None = None
     symptom_direction: DirectionValue = Direction.LOWER_IS_BETTER
     started_at: Time | None = None
     detected_at: Time | None = None
     mitigated_at: Time | None = None
     resolved_at: Time | None = None
     lead: Text | None = Field(None, description="username of a team member")
-    notes: Text = ""
+    notes: words(limits.NOTES) = ""
 
 
 class InvestigationIn(InvestigationFields):
     team: Id
-    title: Text
-    side_a_label: Text = "A"
+    title: words(limits.TITLE, blank=False)
+    side_a_label: words(limits.SHORT, blank=False) = "A"
     side_a_kind: SideKindValue = SideKind.OTHER
-    side_b_label: Text = "B"
+    side_b_label: words(limits.SHORT, blank=False) = "B"
     side_b_kind: SideKindValue = SideKind.OTHER
 
 
 class InvestigationPatch(InvestigationFields):
     """Send only the fields to change. `status` moves along open → mitigated → resolved → closed."""
 
-    title: Text | NotNull = None
+    title: words(limits.TITLE, blank=False) | NotNull = None
     status: StatusValue | None = None
     severity: SeverityValue | NotNull = None
-    symptom_metric: Text | None = None
+    symptom_metric: words(limits.SHORT) | None = None
     symptom_unit: Text | None = None
-    symptom_load: Text | None = None
+    symptom_load: words(limits.SHORT) | None = None
     symptom_direction: DirectionValue | NotNull = None
-    notes: Text | None = None
+    notes: words(limits.NOTES) | None = None
     root_cause: Id | None = Field(
         None, description="the case's root cause: a knowledge-base entry (null: none)"
     )
     root_causes: list[Id] | None = Field(None, description="or several: exactly these entries")
-    close_reason: Text | None = Field(
+    close_reason: words(limits.REASON) | None = Field(
         None, description="with status closed and no root cause: why it closes without one"
     )
     tags: list[Text] | None = None
@@ -330,7 +358,26 @@ class EventIn(Schema):
     occurred_at: Time | None = Field(None, description="defaults to now; may lie in the past")
     kind: ManualKindValue
     action: ActionValue = ""
-    summary: Text
+    summary: words(limits.ENTRY, blank=False)
+
+    # A note has no action type; an action names one.
+    model_config = {
+        "json_schema_extra": {
+            "allOf": [
+                {
+                    "if": {"properties": {"kind": {"const": "note"}}},
+                    "then": {"properties": {"action": {"const": ""}}},
+                },
+                {
+                    "if": {"properties": {"kind": {"const": "action"}}},
+                    "then": {
+                        "properties": {"action": {"enum": list(ActionKind.values)}},
+                        "required": ["action"],
+                    },
+                },
+            ]
+        }
+    }
 
 
 class EventOut(Schema):
@@ -357,7 +404,7 @@ class EventOut(Schema):
 class EventEdit(Schema):
     occurred_at: Time | None = None
     action: ActionValue | None = None
-    summary: Text | None = None
+    summary: words(limits.ENTRY, blank=False) | None = None
 
 
 class ErrorItem(Schema):

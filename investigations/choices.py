@@ -211,6 +211,16 @@ class TargetStatus(ColouredChoices):
         }
 
 
+class CollectionStatus(models.TextChoices):
+    """A collection's status as the API tells it: read from its targets' (it has no column)."""
+
+    QUEUED = "queued", _("Queued")
+    RUNNING = "running", _("Running")
+    COMPLETED = "completed", _("Completed")
+    FAILED = "failed", _("Failed")
+    CANCELLED = "cancelled", _("Cancelled")
+
+
 ENDED_TARGET_STATUSES = [TargetStatus.SUCCEEDED, TargetStatus.FAILED, TargetStatus.CANCELLED]
 # What a target or a ladder side still running past its deadline ends with: stored in
 # English, translated where it is shown ({% translate target.error %}).

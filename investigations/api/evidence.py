@@ -7,9 +7,18 @@ from pydantic import ConfigDict
 
 from investigations.access import collection_for_user, finding_for_user, investigation_for_user
 from investigations.api.limits import EXPENSIVE
-from investigations.api.schemas import ErrorOut, Id, Text
-from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
+from investigations.api.schemas import ErrorOut, Id, Text, one_of, stated
+from investigations.choices import (
+    ENDED_TARGET_STATUSES,
+    CollectionKind,
+    CollectionStatus,
+    FindingSeverity,
+    FindingStatus,
+    Role,
+    TargetStatus,
+)
 from investigations.phrases import stored_text
+from investigations.runs.facts import MAX_PATHS
 from investigations.selectors import (
     collection_with_targets,
     fact_pair_diffs,
@@ -21,6 +30,12 @@ from investigations.services.findings import finding_set_status
 
 router = Router(tags=["evidence"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+
+
+# The facts plan's grammars (collectors/facts.py), which its form holds with a 400 naming
+# the field, stated.
+SERVICE_PATTERN = "^([A-Za-z0-9_][A-Za-z0-9_.:@+-]{0,63})?$"
+FactsPath = stated(pattern="^/[A-Za-z0-9._@+/-]{0,254}$", **{"not": {"pattern": "/[.][.](/|$)"}})
 
 
 class CollectionIn(Schema):
@@ -38,15 +53,23 @@ class CollectionIn(Schema):
     hosts: list[Id] | None = Field(
         None, description="default: every host placed on a side (profile: the service hosts)"
     )
-    service: Text = Field("", description="facts: a process name or PID whose limits to record")
-    paths: list[Text] = Field([], description="facts: paths whose mount options to record")
+    service: Text = Field(
+        "",
+        description="facts: a process name or PID whose limits to record",
+        json_schema_extra={"pattern": SERVICE_PATTERN},
+    )
+    paths: list[FactsPath] = Field(
+        [],
+        description="facts: paths whose mount options to record",
+        json_schema_extra={"maxItems": MAX_PATHS},
+    )
 
 
 class TargetOut(Schema):
     host: int = Field(alias="host_id")
     host_name: str = Field(alias="host.name")
     side: str = Field(alias="side.key")
-    status: str
+    status: one_of(TargetStatus)
     progress: int
     step: str
     started_at: datetime | None
@@ -69,7 +92,7 @@ class CollectionOut(Schema):
     id: int
     investigation: int = Field(alias="investigation_id")
     kind: str
-    status: str
+    status: one_of(CollectionStatus)
     parameters: dict
     start_at: datetime
     created_at: datetime
@@ -84,10 +107,13 @@ class CollectionOut(Schema):
     def resolve_status(obj) -> str:
         statuses = {t.status for t in obj.targets.all()}
         if not statuses <= set(ENDED_TARGET_STATUSES):
-            return "running" if "running" in statuses else "queued"
-        if "cancelled" in statuses:
-            return "cancelled"
-        return "failed" if statuses == {"failed"} else "completed"
+            running = TargetStatus.RUNNING in statuses
+            return CollectionStatus.RUNNING if running else CollectionStatus.QUEUED
+        if TargetStatus.CANCELLED in statuses:
+            return CollectionStatus.CANCELLED
+        if statuses == {TargetStatus.FAILED}:
+            return CollectionStatus.FAILED
+        return CollectionStatus.COMPLETED
 
     @staticmethod
     def resolve_targets(obj) -> list:
@@ -130,13 +156,13 @@ class FindingOut(Schema):
     id: int
     rule: str
     subject: str
-    severity: str
+    severity: one_of(FindingSeverity)
     title: str = Field(description="in the language Accept-Language asks for")
     explanation: str
     recommendation: str
     side_a: str
     side_b: str
-    status: str
+    status: one_of(FindingStatus)
     host_a: int | None = Field(alias="host_a_id")
     host_b: int | None = Field(alias="host_b_id")
     first_seen_at: datetime

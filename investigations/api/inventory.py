@@ -14,9 +14,10 @@ from investigations.api.schemas import (
     HostPatch,
     Id,
     Text,
+    one_of,
     reject_nulls,
 )
-from investigations.choices import Role
+from investigations.choices import Role, ScanStatus
 from investigations.selectors import (
     credential_in_team,
     credentials_for_user,
@@ -113,7 +114,7 @@ def hosts_patch(request, host_id: Id, payload: HostPatch):
         fields["credential"] = _related("credential", fields["credential"], host.team_id)
     if "jump_host" in fields:
         fields["jump_host"] = _related("jump_host", fields["jump_host"], host.team_id)
-    reject_nulls(fields, ["name", "address", "port", "username"])
+    reject_nulls(fields, ["name", "address", "port", "username", "transport"])
     return host_update(host=host, **fields)
 
 
@@ -134,7 +135,7 @@ class HostKeyTrustedOut(Schema):
 
 
 class HostKeyScanOut(Schema):
-    status: str = Field(description="scanning, done or failed ('' before any scan)")
+    status: one_of(ScanStatus) = Field(description="scanning, done or failed ('' before any scan)")
     key_type: str | None = Field(description="what the host presented, once done")
     fingerprint: str | None
     scanned_at: datetime | None

@@ -1,3 +1,5 @@
+from typing import Annotated
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
@@ -23,6 +25,7 @@ from investigations.api.schemas import (
     SidePatch,
     StatusValue,
     Text,
+    listed,
     reject_nulls,
 )
 from investigations.choices import EventKind, Role, SideKey
@@ -53,6 +56,8 @@ from investigations.services.timeline import (
 )
 
 router = Router(tags=["investigations"])
+# "" for every kind; another value is refused with a 400 naming `kind`.
+EventKindFilter = Annotated[str, listed(["", *EventKind.values])]
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
 
 
@@ -191,7 +196,7 @@ def members_remove(request, investigation_id: Id, member_id: Id):
 
 @router.get("/investigations/{investigation_id}/timeline", response=list[EventOut])
 @paginate(Pages)
-def timeline_list(request, investigation_id: Id, kind: str = ""):
+def timeline_list(request, investigation_id: Id, kind: EventKindFilter = ""):
     """Events in time order (oldest first), optionally of one kind."""
     investigation = investigation_for_user(request.user, investigation_id)
     if kind and kind not in EventKind.values:

@@ -11,8 +11,18 @@ from ninja import Field, Query, Router, Schema, Status
 
 from investigations.access import knowledge_operator, root_cause_for_user, team_for_user
 from investigations.api.limits import EXPENSIVE
-from investigations.api.schemas import ErrorOut, Id, NotNull, Text, reject_nulls
-from investigations.choices import Role
+from investigations.api.schemas import (
+    ErrorOut,
+    Id,
+    NotNull,
+    StatusValue,
+    Text,
+    reject_nulls,
+    stated,
+    words,
+)
+from investigations.choices import Role, RootCauseCategory
+from investigations.limits import ENTRY, SPEC, TITLE
 from investigations.selectors.knowledge import (
     root_cause_cases,
     root_cause_history,
@@ -20,13 +30,19 @@ from investigations.selectors.knowledge import (
     search_investigations,
 )
 from investigations.selectors.teams import teams_with_role
-from investigations.services.knowledge import EDITABLE, root_cause_create, root_cause_update
+from investigations.services.knowledge import (
+    EDITABLE,
+    MAX_REFERENCES,
+    root_cause_create,
+    root_cause_update,
+)
 
 router = Router(tags=["knowledge"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
 MAX_QUERY = 200
 SEARCH_ROOT_CAUSES = 10
 SEARCH_INVESTIGATIONS = 20
+Category = stated(enum=["", *RootCauseCategory.values])  # "": other
 
 
 class SearchQuery(Schema):
@@ -82,7 +98,7 @@ class RootCauseListOut(Schema):
 class CaseOut(Schema):
     investigation: int = Field(alias="investigation_id")
     title: str = Field(alias="investigation.title")
-    status: str = Field(alias="investigation.status")
+    status: StatusValue = Field(alias="investigation.status")
 
 
 class RootCauseDetailOut(RootCauseOut):
@@ -95,23 +111,27 @@ class RootCauseDetailOut(RootCauseOut):
 class RootCauseFields(Schema):
     """The texts of an entry, each in English and in Chinese (`_zh`)."""
 
-    title_zh: Text = ""
-    category: Text = Field("other", description="cpu, memory, kernel, storage, network, …")
-    symptoms: Text = ""
-    symptoms_zh: Text = ""
-    detection: Text = ""
-    detection_zh: Text = ""
-    fix: Text = ""
-    fix_zh: Text = ""
-    verification: Text = ""
-    verification_zh: Text = ""
-    monitoring: Text = ""
-    monitoring_zh: Text = ""
-    references: list[Text] = Field([], description="links or citations, one an item")
+    title_zh: words(TITLE) = ""
+    category: Category = Field("other", description="cpu, memory, kernel, storage, network, …")
+    symptoms: words(ENTRY) = ""
+    symptoms_zh: words(ENTRY) = ""
+    detection: words(ENTRY) = ""
+    detection_zh: words(ENTRY) = ""
+    fix: words(ENTRY) = ""
+    fix_zh: words(ENTRY) = ""
+    verification: words(ENTRY) = ""
+    verification_zh: words(ENTRY) = ""
+    monitoring: words(ENTRY) = ""
+    monitoring_zh: words(ENTRY) = ""
+    references: list[words(SPEC)] = Field(
+        [],
+        description="links or citations, one an item",
+        json_schema_extra={"maxItems": MAX_REFERENCES},
+    )
 
 
 class RootCauseIn(RootCauseFields):
-    title: Text
+    title: words(TITLE, blank=False)
     team: Id | None = Field(
         None,
         description="the owning team, one the caller leads (default: the one team they lead)",
@@ -126,20 +146,20 @@ class RootCauseIn(RootCauseFields):
 class RootCausePatch(Schema):
     """Send only the fields to change."""
 
-    title: Text | NotNull = None
-    title_zh: Text | NotNull = None
-    category: Text | NotNull = None
-    symptoms: Text | NotNull = None
-    symptoms_zh: Text | NotNull = None
-    detection: Text | NotNull = None
-    detection_zh: Text | NotNull = None
-    fix: Text | NotNull = None
-    fix_zh: Text | NotNull = None
-    verification: Text | NotNull = None
-    verification_zh: Text | NotNull = None
-    monitoring: Text | NotNull = None
-    monitoring_zh: Text | NotNull = None
-    references: list[Text] | NotNull = None
+    title: words(TITLE, blank=False) | NotNull = None
+    title_zh: words(TITLE) | NotNull = None
+    category: Category | NotNull = None
+    symptoms: words(ENTRY) | NotNull = None
+    symptoms_zh: words(ENTRY) | NotNull = None
+    detection: words(ENTRY) | NotNull = None
+    detection_zh: words(ENTRY) | NotNull = None
+    fix: words(ENTRY) | NotNull = None
+    fix_zh: words(ENTRY) | NotNull = None
+    verification: words(ENTRY) | NotNull = None
+    verification_zh: words(ENTRY) | NotNull = None
+    monitoring: words(ENTRY) | NotNull = None
+    monitoring_zh: words(ENTRY) | NotNull = None
+    references: list[words(SPEC)] | NotNull = None
 
 
 class RevisionOut(Schema):
@@ -162,7 +182,7 @@ class RevisionListOut(Schema):
 class FoundInvestigationOut(Schema):
     investigation: int = Field(alias="pk")
     title: str
-    status: str
+    status: StatusValue
     score: float
 
     @staticmethod

@@ -1,16 +1,24 @@
 """Ladder load tests and result imports."""
 
 from datetime import datetime
+from typing import Annotated
 
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
-from pydantic import StrictInt
+from pydantic import BeforeValidator, StrictInt
 
 from investigations.access import investigation_for_user, ladder_for_user
 from investigations.api.imports import importer
-from investigations.api.schemas import ErrorOut, Id, Text
-from investigations.choices import ImportFormat, LoadKind, LoadTool, Role
+from investigations.api.schemas import ErrorOut, Id, one_of, stated
+from investigations.choices import (
+    RATE_TOOLS,
+    ImportFormat,
+    LadderStatus,
+    LoadKind,
+    LoadTool,
+    Role,
+)
 from investigations.models import Ladder
 from investigations.phrases import stored_text
 from investigations.selectors import ladder_get, ladder_points, ladder_sides
@@ -18,6 +26,8 @@ from investigations.selectors.captures import ladder_captures
 from investigations.selectors.profiles import ladder_profiles
 from investigations.services.ladder_imports import ladder_import, ladder_uploads_read
 from investigations.services.ladders import (
+    MAX_LOAD,
+    MAX_STEPS,
     ladder_analysis,
     ladder_cancel,
     ladder_request,
@@ -27,21 +37,68 @@ router = Router(tags=["ladders"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
 
 
+def _bounds(**rules) -> dict:
+    # The bounds ladder_request holds (a 400 naming the field, as it always was), stated.
+    return {"json_schema_extra": rules}
+
+
+# The URLs validate_url (collectors/loadrun.py) takes, or most of them: http(s), a host name
+# of DNS labels, a port, a path of URL characters. The rest are refused with a 400 naming
+# the field.
+LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+URL_PATTERN = (
+    f"^https?://{LABEL}(?:[.]{LABEL}){{0,2}}(?::[1-9][0-9]{{0,3}})?"
+    "(?:/[A-Za-z0-9._~!$&()*+,;=:@%/?#-]*)?$"
+)
+Url = stated(pattern=URL_PATTERN)
+
+
+def _whole(value):
+    # JSON Schema's integer holds 100.0 too; strings and booleans stay refused.
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+Load = Annotated[StrictInt, BeforeValidator(_whole), Field(**_bounds(minimum=1, maximum=MAX_LOAD))]
+
+
 class LadderIn(Schema):
-    side_a_url: Text
-    side_b_url: Text
-    steps: list[StrictInt] = Field(description="loads in order, e.g. [10, 20, 50, 100]")
-    step_seconds: int = 30
-    warmup_seconds: int = 5
+    side_a_url: Url
+    side_b_url: Url
+    steps: list[Load] = Field(
+        description="loads in order, each higher than the one before, e.g. [10, 20, 50, 100]",
+        **_bounds(minItems=1, maxItems=MAX_STEPS),
+    )
+    step_seconds: int = Field(30, **_bounds(minimum=1, maximum=600))
+    warmup_seconds: int = Field(5, **_bounds(minimum=0, maximum=300))
     tool: LoadTool = LoadTool.WRK
     load_kind: LoadKind = Field(
         LoadKind.CONCURRENCY, description="concurrency, or rate (requests/s; hey and k6)"
     )
     stop_error_rate: float = Field(
-        0.05, description="a step above this share of errors ends its side"
+        0.05,
+        description="a step above this share of errors ends its side",
+        **_bounds(exclusiveMinimum=0, maximum=1),
     )
-    stop_p99_ms: float | None = None
-    margin: float = Field(0.2, description="the sides differ beyond this share")
+    stop_p99_ms: Annotated[float, Field(**_bounds(exclusiveMinimum=0))] | None = None
+    margin: float = Field(
+        0.2,
+        description="the sides differ beyond this share",
+        **_bounds(exclusiveMinimum=0, exclusiveMaximum=1),
+    )
+
+    # Only some tools hold a request rate.
+    model_config = {
+        "json_schema_extra": {
+            "if": {
+                "properties": {"load_kind": {"const": LoadKind.RATE.value}},
+                "required": ["load_kind"],
+            },
+            "then": {
+                "properties": {"tool": {"enum": [tool.value for tool in RATE_TOOLS]}},
+                "required": ["tool"],
+            },
+        }
+    }
 
 
 class StepOut(Schema):
@@ -73,7 +130,7 @@ class StepOut(Schema):
 
 class LadderSideOut(Schema):
     side: str
-    status: str
+    status: one_of(LadderStatus)
     load_generator: str | None
     url: str
     current_step: int
@@ -85,7 +142,7 @@ class LadderSideOut(Schema):
 class LadderOut(Schema):
     id: int
     investigation: int
-    status: str
+    status: one_of(LadderStatus)
     tool: str
     load_kind: str
     steps: list[float]

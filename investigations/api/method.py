@@ -1,7 +1,7 @@
 """The traffic path and the guided checklist."""
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -10,7 +10,18 @@ from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 
 from investigations.access import investigation_for_user
-from investigations.api.schemas import ErrorOut, Id, Port, Text, reject_nulls
+from investigations.api.schemas import (
+    NO_NUL,
+    NOT_BLANK,
+    ErrorOut,
+    Id,
+    NotNull,
+    Port,
+    Text,
+    reject_nulls,
+    stated,
+    words,
+)
 from investigations.choices import (
     ConnectionReuse,
     ItemStatus,
@@ -19,6 +30,7 @@ from investigations.choices import (
     Protocol,
     Role,
 )
+from investigations.limits import ENTRY, REASON, SPEC, TITLE
 from investigations.phrases import stored_text
 from investigations.selectors import (
     checklist_item_by_key,
@@ -37,6 +49,7 @@ from investigations.services.checklist import (
     checklist_item_update,
 )
 from investigations.services.path import (
+    MAX_VALUES,
     path_edge_create,
     path_edge_delete,
     path_edge_update,
@@ -50,6 +63,17 @@ from investigations.services.path import (
 router = Router(tags=["method"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
 KindValue = Literal[tuple(PathNodeKind.values)]
+# Key/value pairs as path_node services hold them (a 400 naming the field), stated.
+Values = Annotated[
+    dict[Text, Text],
+    Field(
+        json_schema_extra={
+            "maxProperties": MAX_VALUES,
+            "propertyNames": {"minLength": 1, "maxLength": 200, "pattern": NOT_BLANK},
+            "additionalProperties": {"type": "string", "maxLength": 1000, "pattern": NO_NUL},
+        }
+    ),
+]
 ProtocolValue = Literal[tuple(Protocol.values)]
 ReuseValue = Literal[tuple(ConnectionReuse.values)]
 NodeStateValue = Literal[tuple(NodeState.values)]
@@ -67,7 +91,7 @@ class NodeOut(Schema):
     hosts_a: list[int]
     hosts_b: list[int]
     specs_differ: bool
-    state: str
+    state: NodeStateValue
     state_note: str
     state_link: str
     state_collection: int | None = Field(alias="state_collection_id")
@@ -84,11 +108,11 @@ class NodeOut(Schema):
 
 class NodeIn(Schema):
     kind: KindValue = PathNodeKind.SERVICE
-    label: Text
-    spec_a: Text = ""
-    spec_b: Text = ""
-    values_a: dict[Text, Text] = {}
-    values_b: dict[Text, Text] = {}
+    label: words(200, blank=False)
+    spec_a: words(SPEC) = ""
+    spec_b: words(SPEC) = ""
+    values_a: Values = {}
+    values_b: Values = {}
     hosts_a: list[Id] = []
     hosts_b: list[Id] = []
 
@@ -97,18 +121,41 @@ class NodePatch(Schema):
     """Send only what changes. A state other than not_checked needs evidence: a note, a
     link or a collection of this investigation."""
 
-    kind: KindValue | None = None
-    label: Text | None = None
-    spec_a: Text | None = None
-    spec_b: Text | None = None
-    values_a: dict[Text, Text] | None = None
-    values_b: dict[Text, Text] | None = None
-    hosts_a: list[Id] | None = None
-    hosts_b: list[Id] | None = None
-    state: NodeStateValue | None = None
-    state_note: Text = ""
-    state_link: Text = ""
+    kind: KindValue | NotNull = None
+    label: words(200, blank=False) | NotNull = None
+    spec_a: words(SPEC) | NotNull = None
+    spec_b: words(SPEC) | NotNull = None
+    values_a: Values | NotNull = None
+    values_b: Values | NotNull = None
+    hosts_a: list[Id] | None = Field(None, description="null: unchanged")
+    hosts_b: list[Id] | None = Field(None, description="null: unchanged")
+    state: NodeStateValue | NotNull = None
+    state_note: words(SPEC) = ""
+    state_link: stated(maxLength=2000, pattern="^(https?://[^\\u0000]*)?$") = ""
     state_collection: Id | None = None
+
+    # A hop ruled out or suspect names its evidence.
+    model_config = {
+        "json_schema_extra": {
+            "if": {
+                "properties": {"state": {"enum": [NodeState.RULED_OUT, NodeState.SUSPECT]}},
+                "required": ["state"],
+            },
+            "then": {
+                "anyOf": [
+                    {
+                        "properties": {"state_note": {"pattern": NOT_BLANK}},
+                        "required": ["state_note"],
+                    },
+                    {"properties": {"state_link": {"minLength": 1}}, "required": ["state_link"]},
+                    {
+                        "properties": {"state_collection": {"type": "integer"}},
+                        "required": ["state_collection"],
+                    },
+                ]
+            },
+        }
+    }
 
 
 class EdgeOut(Schema):
@@ -129,15 +176,15 @@ class EdgeIn(Schema):
     port: Port | None = None
     tls: bool = False
     reuse: ReuseValue = ConnectionReuse.UNKNOWN
-    notes: Text = ""
+    notes: words(SPEC) = ""
 
 
 class EdgePatch(Schema):
-    protocol: ProtocolValue | None = None
-    port: Port | None = None
-    tls: bool | None = None
-    reuse: ReuseValue | None = None
-    notes: Text | None = None
+    protocol: ProtocolValue | NotNull = None
+    port: Port | None = Field(None, description="null: none")
+    tls: bool | NotNull = None
+    reuse: ReuseValue | NotNull = None
+    notes: words(SPEC) | NotNull = None
 
 
 class PathTextIn(Schema):
@@ -153,7 +200,7 @@ class ItemOut(Schema):
     key: str
     title: str
     description: str
-    status: str
+    status: ItemStatusValue
     assignee: str | None
     auto: bool = Field(description="true while the item is done because its evidence exists")
     evidence: str
@@ -172,14 +219,14 @@ class ItemOut(Schema):
 
 
 class ItemPatch(Schema):
-    status: ItemStatusValue | None = None
-    assignee: Text | None = Field(None, description="a username; empty string to unassign")
-    notes: Text | None = None
-    na_reason: Text | None = None
+    status: ItemStatusValue | NotNull = None
+    assignee: Text | None = Field(None, description="a username; empty string or null to unassign")
+    notes: words(ENTRY) | NotNull = None
+    na_reason: words(REASON) | NotNull = None
 
 
 class ItemIn(Schema):
-    title: Text
+    title: words(TITLE, blank=False)
 
 
 def _hosts(investigation, ids: list[int] | None, field: str):
@@ -248,7 +295,7 @@ def nodes_patch(request, investigation_id: Id, node_id: Id, payload: NodePatch):
     hosts = {
         side: _hosts(investigation, fields.pop(side, None), side) for side in ("hosts_a", "hosts_b")
     }
-    reject_nulls(fields, list(fields))
+    reject_nulls({**fields, **state_fields}, [*fields, "state"])
     node = path_node_update(node=node, user=request.user, **hosts, **fields)
     if "state" in state_fields:
         collection = None

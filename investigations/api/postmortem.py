@@ -9,8 +9,18 @@ from ninja import Field, Router, Schema, Status
 
 from investigations.access import investigation_for_user
 from investigations.api.limits import EXPENSIVE
-from investigations.api.schemas import ErrorOut, Id, NotNull, Text, reject_nulls
-from investigations.choices import Role
+from investigations.api.schemas import (
+    ErrorOut,
+    Id,
+    NotNull,
+    SeverityValue,
+    StatusValue,
+    one_of,
+    reject_nulls,
+    words,
+)
+from investigations.choices import ItemStatus, LadderStatus, Role
+from investigations.limits import ENTRY, NOTES
 from investigations.selectors.postmortem import (
     WRITTEN,
     PostmortemReport,
@@ -51,7 +61,7 @@ class PostmortemEntry(Schema):
 class PostmortemStep(Schema):
     key: str
     title: str
-    status: str
+    status: one_of(ItemStatus)
     evidence: str
     notes: str
     na_reason: str
@@ -82,7 +92,7 @@ class PostmortemKnee(Schema):
 
 class PostmortemLadder(Schema):
     id: int
-    status: str
+    status: one_of(LadderStatus)
     created_at: datetime
     steps: list[int | float]
     knees: dict[str, PostmortemKnee]
@@ -109,8 +119,8 @@ class ActionsOut(Schema):
 class PostmortemOut(Schema):
     investigation: int
     title: str
-    severity: str
-    status: str
+    severity: SeverityValue
+    status: StatusValue
     sides: dict[str, str]
     # Written by people (PATCH).
     summary: str
@@ -140,26 +150,26 @@ class PostmortemPatch(Schema):
     """Send only what changes; `events` are timeline entry ids of this investigation ([]:
     the default entries)."""
 
-    summary: Text | NotNull = None
-    impact: Text | NotNull = None
-    fix: Text | NotNull = None
-    verification: Text | NotNull = None
-    lessons: Text | NotNull = None
+    summary: words(NOTES) | NotNull = None
+    impact: words(NOTES) | NotNull = None
+    fix: words(NOTES) | NotNull = None
+    verification: words(NOTES) | NotNull = None
+    lessons: words(NOTES) | NotNull = None
     events: list[Id] | NotNull = None
 
 
 class ActionIn(Schema):
-    title: Text
+    title: words(ENTRY, blank=False)
     owner: Id | None = Field(None, description="user id of a member of the team")
     due: date | None = None
     done: bool = False
 
 
 class ActionPatch(Schema):
-    title: Text | None = None
+    title: words(ENTRY, blank=False) | NotNull = None
     owner: Id | None = Field(None, description="null: nobody")
     due: date | None = Field(None, description="null: no due date")
-    done: bool | None = None
+    done: bool | NotNull = None
 
 
 class ActionPatchWithId(ActionPatch):

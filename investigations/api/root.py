@@ -1,10 +1,12 @@
 """The JSON API: /api/, schema at /api/openapi.json, interactive docs at /api/docs."""
 
+import functools
 import json
 import re
 
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponseNotAllowed
+from django.urls import URLPattern
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.csrf import csrf_exempt
@@ -87,6 +89,35 @@ class PerfcaseAPI(NinjaAPI):
         if path_prefix is None:
             path_prefix = self.get_root_path(path_params or {})
         return PerfcaseSchema(self, path_prefix)
+
+    def _get_urls(self):
+        # Every answer of the API is JSON: ninja's own answers a method that a path has no
+        # operation for with plain text, its root (/api/) with an HTML 404, and the schema and
+        # docs with a page whatever the method.
+        urls = []
+        for url in super()._get_urls():
+            if isinstance(url, URLPattern):
+                view = {"api-root": api_not_found}.get(url.name) or _json_405(
+                    url.callback, only_get=url.name in ("openapi-json", "openapi-view")
+                )
+                url = URLPattern(url.pattern, view, url.default_args, url.name)
+            urls.append(url)
+        return urls
+
+
+def _json_405(view, *, only_get: bool):
+    @functools.wraps(view)
+    def answer(request, *args, **kwargs):
+        if only_get and request.method not in ("GET", "HEAD"):
+            return method_not_allowed(request, "GET, HEAD")
+        response = view(request, *args, **kwargs)
+        if isinstance(response, HttpResponseNotAllowed):
+            return method_not_allowed(request, response["Allow"])
+        return response
+
+    # API clients send a bearer token, not a form's CSRF token (ninja's views are exempt).
+    answer.csrf_exempt = True
+    return answer
 
 
 api = PerfcaseAPI(
@@ -235,6 +266,19 @@ api.add_router("", postmortem.router)
 api.add_router("", baselines.router)
 # Last: every kind above has registered the formats it imports.
 api.add_router("", imports_router())
+
+
+def method_not_allowed(request: HttpRequest, allowed: str):
+    """A method a known API path does not answer: a JSON 405 naming those it does (also in
+    the Allow header), like the API's other errors."""
+    allowed = ", ".join(sorted(method.strip() for method in allowed.split(",")))
+    detail = _("%(method)s is not allowed on this path: use %(allowed)s.") % {
+        "method": request.method,
+        "allowed": allowed,
+    }
+    response = _error(request, 405, detail, [{"field": None, "message": detail}])
+    response["Allow"] = allowed
+    return response
 
 
 @csrf_exempt

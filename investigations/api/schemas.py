@@ -5,9 +5,10 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 from ninja import Field, Schema
 from ninja.pagination import LimitOffsetPagination
-from pydantic import AfterValidator
+from pydantic import AfterValidator, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
 
+from investigations import limits
 from investigations.choices import (
     MANUAL_EVENT_KINDS,
     ActionKind,
@@ -34,16 +35,50 @@ def _aware(value: datetime) -> datetime:
 
 
 # The schema says so too (a pattern of one class, no backtracking).
-Text = Annotated[
-    str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": "^[^\\u0000]*$"})
-]
+NO_NUL = "^[^\\u0000]*$"
+# And a character that is no space: a blank name or title is refused.
+NOT_BLANK = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
+Text = Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra={"pattern": NO_NUL})]
+
+
+def words(limit: int, *, blank: bool = True) -> object:
+    """Text of at most `limit` characters (investigations/limits.py), not blank unless
+    `blank`. The service holds these rules and refuses with a 400 naming the field in words,
+    as it always has; the schema states them, so that a request valid by it is accepted."""
+    extra = {"maxLength": limit, "pattern": NO_NUL if blank else NOT_BLANK}
+    if not blank:
+        extra["minLength"] = 1
+    return Annotated[str, AfterValidator(_no_nul), Field(json_schema_extra=extra)]
+
+
+def stated(**rules) -> object:
+    """Text (no NUL) with the rules a service holds, stated in the schema: the service
+    refuses what breaks them with a 400 naming the field, in words, as it always has."""
+    return Annotated[str, AfterValidator(_no_nul), WithJsonSchema({"type": "string", **rules})]
+
+
+def listed(values) -> WithJsonSchema:
+    """A text that is one of `values` (Annotated[str, listed(...)]): the service refuses the
+    others with a 400 naming the field (as it always has), the schema lists them."""
+    return WithJsonSchema({"type": "string", "enum": list(values)})
+
+
 # Times without a zone are read as UTC.
 Time = Annotated[datetime, AfterValidator(_aware)]
 # Database ids: anything outside a bigint is refused as input, not sent to the database.
 Id = Annotated[int, Field(ge=1, le=2**63 - 1)]
 Port = Annotated[int, Field(ge=1, le=65535)]
-SeverityValue = Literal[tuple(Severity.values)]
-StatusValue = Literal[tuple(Status.values)]
+# Above zero: the service refuses the rest with a 400 naming the field; the schema says so.
+Positive = Annotated[float, Field(json_schema_extra={"exclusiveMinimum": 0})]
+
+
+def one_of(choices) -> object:
+    """The values of a choices class as a type: the schema lists them as an enum."""
+    return Literal[tuple(choices.values)]
+
+
+SeverityValue = one_of(Severity)
+StatusValue = one_of(Status)
 DirectionValue = Literal[tuple(Direction.values)]
 SideKindValue = Literal[tuple(SideKind.values)]
 RoleValue = Literal[tuple(Role.values)]
@@ -51,6 +86,9 @@ HostRoleValue = Literal[tuple(HostRole.values)]
 ActionValue = Literal[("", *ActionKind.values)]
 TransportValue = Literal[tuple(HostTransport.values)]
 ManualKindValue = Literal[tuple(str(k) for k in MANUAL_EVENT_KINDS)]
+# A PATCH field that may be left out but not sent as null (refused with a 400 naming it,
+# reject_nulls): the schema shows its type without null.
+NotNull = SkipJsonSchema[None]
 
 
 class Pages(LimitOffsetPagination):
@@ -72,13 +110,13 @@ class TokenOut(Schema):
 
 
 class TeamIn(Schema):
-    name: Text
+    name: words(200, blank=False)
 
 
 class TeamOut(Schema):
     id: int
     name: str
-    role: str
+    role: RoleValue
 
 
 class MembershipIn(Schema):
@@ -89,7 +127,7 @@ class MembershipIn(Schema):
 class MembershipOut(Schema):
     id: int
     username: str
-    role: str
+    role: RoleValue
 
 
 class InvitationOut(Schema):
@@ -110,7 +148,7 @@ class SideOut(Schema):
 
 
 class SidePatch(Schema):
-    label: Text | None = None
+    label: words(limits.SHORT, blank=False) | None = None
     kind: SideKindValue | None = None
 
 
@@ -148,8 +186,8 @@ class InvestigationOut(Schema):
     id: int
     team: int
     title: str
-    status: str
-    severity: str
+    status: StatusValue
+    severity: SeverityValue
     tags: list[str]
     symptom: SymptomOut
     started_at: datetime | None
@@ -216,45 +254,45 @@ class InvestigationFields(Schema):
 
     severity: SeverityValue = Severity.SEV3
     tags: list[Text] = []
-    symptom_metric: Text = ""
+    symptom_metric: words(limits.SHORT) = ""
     symptom_unit: Text = ""
-    symptom_load: Text = ""
-    symptom_value_a: float | None = None
-    symptom_value_b: float | None = None
+    symptom_load: words(limits.SHORT) = ""
+    symptom_value_a: Positive | None = None
+    symptom_value_b: Positive | None = None
     symptom_direction: DirectionValue = Direction.LOWER_IS_BETTER
     started_at: Time | None = None
     detected_at: Time | None = None
     mitigated_at: Time | None = None
     resolved_at: Time | None = None
     lead: Text | None = Field(None, description="username of a team member")
-    notes: Text = ""
+    notes: words(limits.NOTES) = ""
 
 
 class InvestigationIn(InvestigationFields):
     team: Id
-    title: Text
-    side_a_label: Text = "A"
+    title: words(limits.TITLE, blank=False)
+    side_a_label: words(limits.SHORT, blank=False) = "A"
     side_a_kind: SideKindValue = SideKind.OTHER
-    side_b_label: Text = "B"
+    side_b_label: words(limits.SHORT, blank=False) = "B"
     side_b_kind: SideKindValue = SideKind.OTHER
 
 
 class InvestigationPatch(InvestigationFields):
     """Send only the fields to change. `status` moves along open → mitigated → resolved → closed."""
 
-    title: Text | None = None
+    title: words(limits.TITLE, blank=False) | NotNull = None
     status: StatusValue | None = None
-    severity: SeverityValue | None = None
-    symptom_metric: Text | None = None
+    severity: SeverityValue | NotNull = None
+    symptom_metric: words(limits.SHORT) | None = None
     symptom_unit: Text | None = None
-    symptom_load: Text | None = None
-    symptom_direction: DirectionValue | None = None
-    notes: Text | None = None
+    symptom_load: words(limits.SHORT) | None = None
+    symptom_direction: DirectionValue | NotNull = None
+    notes: words(limits.NOTES) | None = None
     root_cause: Id | None = Field(
         None, description="the case's root cause: a knowledge-base entry (null: none)"
     )
     root_causes: list[Id] | None = Field(None, description="or several: exactly these entries")
-    close_reason: Text | None = Field(
+    close_reason: words(limits.REASON) | None = Field(
         None, description="with status closed and no root cause: why it closes without one"
     )
     tags: list[Text] | None = None
@@ -290,13 +328,13 @@ class HostIn(Schema):
 
 
 class HostPatch(Schema):
-    name: Text | None = None
-    address: Text | None = None
-    port: Port | None = None
-    username: Text | None = None
-    credential: Id | None = None
-    jump_host: Id | None = None
-    transport: TransportValue | None = None
+    name: Text | NotNull = None
+    address: Text | NotNull = None
+    port: Port | NotNull = None
+    username: Text | NotNull = None
+    credential: Id | None = Field(None, description="null: none")
+    jump_host: Id | None = Field(None, description="null: none")
+    transport: TransportValue | NotNull = None
 
 
 class HostOut(Schema):
@@ -324,14 +362,33 @@ class MemberOut(Schema):
     host: int = Field(alias="host_id")
     host_name: str = Field(alias="host.name")
     side: str = Field(alias="side.key")
-    role: str
+    role: HostRoleValue
 
 
 class EventIn(Schema):
     occurred_at: Time | None = Field(None, description="defaults to now; may lie in the past")
     kind: ManualKindValue
     action: ActionValue = ""
-    summary: Text
+    summary: words(limits.ENTRY, blank=False)
+
+    # A note has no action type; an action names one.
+    model_config = {
+        "json_schema_extra": {
+            "allOf": [
+                {
+                    "if": {"properties": {"kind": {"const": "note"}}},
+                    "then": {"properties": {"action": {"const": ""}}},
+                },
+                {
+                    "if": {"properties": {"kind": {"const": "action"}}},
+                    "then": {
+                        "properties": {"action": {"enum": list(ActionKind.values)}},
+                        "required": ["action"],
+                    },
+                },
+            ]
+        }
+    }
 
 
 class EventOut(Schema):
@@ -358,7 +415,7 @@ class EventOut(Schema):
 class EventEdit(Schema):
     occurred_at: Time | None = None
     action: ActionValue | None = None
-    summary: Text | None = None
+    summary: words(limits.ENTRY, blank=False) | None = None
 
 
 class ErrorItem(Schema):
@@ -369,11 +426,6 @@ class ErrorItem(Schema):
 class ErrorOut(Schema):
     detail: str
     errors: list[ErrorItem] | None = None
-
-
-# A PATCH field that may be left out but not sent as null (reject_nulls refuses null with a
-# 400 naming it): the schema shows its type without null.
-NotNull = SkipJsonSchema[None]
 
 
 def reject_nulls(fields: dict, names) -> None:

@@ -4,7 +4,7 @@ from ninja import Field, Query, Router, Schema
 
 from investigations.access import investigation_for_user
 from investigations.api.limits import EXPENSIVE
-from investigations.api.schemas import ErrorOut, Id
+from investigations.api.schemas import ErrorOut, Id, StatusValue
 from investigations.selectors.similar import similar_cases
 
 router = Router(tags=["knowledge"])
@@ -20,7 +20,7 @@ class SimilarRootCauseOut(Schema):
 class SimilarOut(Schema):
     investigation: int
     title: str
-    status: str
+    status: StatusValue
     score: float = Field(description="a root cause in common counts 10, the rest together less")
     reasons: list[str] = Field(
         description="why it is alike, strongest first, in the reader's language"

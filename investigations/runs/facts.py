@@ -61,6 +61,12 @@ class FactsParameters(forms.Form):
         required=False,
         strip=False,
         max_length=64,
+        # The grammar's own words, which name the limit too, for an overlong value as well.
+        error_messages={
+            "max_length": _(
+                "A process name (letters, digits and _ . : @ + -, at most 64) or a PID."
+            )
+        },
         label=_("Service process"),
         help_text=_("Optional: a process name (as in /proc/PID/comm, e.g. java) or a PID"),
     )

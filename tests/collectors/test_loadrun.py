@@ -577,7 +577,7 @@ def test_a_hangup_of_the_wrapper_ends_the_tool_and_removes_its_pid_file(tmp_path
 
     os.kill(shell.pid, signal.SIGHUP)
 
-    assert shell.wait(timeout=10) == 129
+    assert shell.wait(timeout=30) == 129
     assert not pidfile.exists()
     deadline = time.monotonic() + 10
     while (

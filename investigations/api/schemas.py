@@ -15,6 +15,7 @@ from investigations.choices import (
     Direction,
     HostRole,
     HostTransport,
+    InvitationStatus,
     Role,
     Severity,
     SideKind,
@@ -120,7 +121,8 @@ class TeamOut(Schema):
 
 
 class MembershipIn(Schema):
-    username: Text
+    # A user name as Django's user model holds it (150 characters at most).
+    username: words(150, blank=False)
     role: RoleValue = Role.RESPONDER
 
 
@@ -135,8 +137,10 @@ class InvitationOut(Schema):
     team: int
     team_name: str
     username: str
-    role: str
-    status: str = Field(description="`invited` in the answer to an invitation, else its state")
+    role: RoleValue
+    status: Literal[("invited", *InvitationStatus.values)] = Field(
+        description="`invited` in the answer to an invitation, else its state"
+    )
     invited_by: str | None
     expires_at: datetime
 
@@ -314,12 +318,24 @@ class CredentialOut(Schema):
     created_at: datetime
 
 
+# A host's address and login as the inventory's validators read them (validators.py): the
+# user name's grammar is a pattern; an address's characters are, but the grammar of host
+# names and IPv4/IPv6 forms is the validator's alone (its 400 names the field).
+HostAddress = stated(
+    pattern=r"^[A-Za-z0-9.:\[\]-]+$",
+    minLength=1,
+    maxLength=255,
+    description="a host name, an IPv4 address or an IPv6 address (brackets allowed)",
+)
+UnixUser = stated(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$", minLength=1, maxLength=32)
+
+
 class HostIn(Schema):
     team: Id
     name: Text
-    address: Text
+    address: HostAddress
     port: Port = 22
-    username: Text
+    username: UnixUser
     credential: Id | None = None
     jump_host: Id | None = None
     transport: TransportValue = Field(
@@ -329,9 +345,9 @@ class HostIn(Schema):
 
 class HostPatch(Schema):
     name: Text | NotNull = None
-    address: Text | NotNull = None
+    address: HostAddress | NotNull = None
     port: Port | NotNull = None
-    username: Text | NotNull = None
+    username: UnixUser | NotNull = None
     credential: Id | None = Field(None, description="null: none")
     jump_host: Id | None = Field(None, description="null: none")
     transport: TransportValue | NotNull = None

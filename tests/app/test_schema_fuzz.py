@@ -99,12 +99,17 @@ REFUSALS = {
         Refusal(None, None, "cannot be before"),
     ],
     # Not state, but rules JSON Schema has no words for; the schema says them in its
-    # descriptions: a ladder's loads rise step by step and its steps fit in 90 minutes, and
-    # the one-line path is a small language with a parser of its own (analysis/pathtext.py).
+    # descriptions: a ladder's loads rise step by step and its steps fit in 90 minutes, the
+    # one-line path is a small language with a parser of its own (analysis/pathtext.py), and
+    # a host's address is a host name or an IP address.
     "beyond JSON Schema": [
         Refusal(f"POST {INVESTIGATION}/ladders", "steps", "A ladder steps up"),
         Refusal(f"POST {INVESTIGATION}/ladders", "steps", "would run longer than"),
         Refusal(f"POST {INVESTIGATION}/path/text", "text", "Column "),
+        # A host's address: the schema states its characters; which arrangements of them are
+        # a host name or an IPv4/IPv6 address is the validator's (validators.py).
+        Refusal(None, "address", "Enter a host name"),
+        Refusal(None, "address", "Only an IPv6 address goes in brackets"),
     ],
 }
 COUNTED = {name: 0 for name in REFUSALS}

@@ -566,8 +566,12 @@ def test_a_hangup_of_the_wrapper_ends_the_tool_and_removes_its_pid_file(tmp_path
     from collectors.loadrun import WRAPPER
 
     pidfile = tmp_path / "tool.pid"
+    # As sshd starts it: with the hang-up signal at its default, whatever this process
+    # inherited (under nohup it is ignored, and a shell cannot trap an ignored signal).
     shell = subprocess.Popen(
-        ["sh", "-c", WRAPPER, "sh", str(pidfile), "60", "sleep", "30"], stdin=subprocess.DEVNULL
+        ["sh", "-c", WRAPPER, "sh", str(pidfile), "60", "sleep", "30"],
+        stdin=subprocess.DEVNULL,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 10
     while not (pidfile.exists() and pidfile.read_text().strip()):

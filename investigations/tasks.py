@@ -88,7 +88,7 @@ def sweep() -> None:
     (investigations/worker.py); it is a task too, to run by hand or from beat."""
     from investigations.services.captures import captures_expire_overdue
     from investigations.services.collections import targets_expire_overdue
-    from investigations.services.ladders import ladders_expire_overdue
+    from investigations.services.ladder_results import ladders_expire_overdue
 
     targets_expire_overdue()
     ladders_expire_overdue()
@@ -110,7 +110,7 @@ LADDER_LIMITS = {"soft_time_limit": 600, "time_limit": 660}
 def ladder_run(self, ladder_id: int) -> None:
     """A whole ladder, both sides together: every step on the schedule, until done, broken
     or cancelled. Run twice, the second run finds nothing left to claim."""
-    from investigations.services.ladders import ladder_claim
+    from investigations.services.ladder_results import ladder_claim
 
     limit = self.request.timelimit[0] if self.request.timelimit else None
     sides = ladder_claim(ladder_id=ladder_id, seconds=int(limit or LADDER_LIMITS["time_limit"]))

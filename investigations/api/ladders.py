@@ -25,13 +25,8 @@ from investigations.selectors import ladder_get, ladder_points, ladder_sides
 from investigations.selectors.captures import ladder_captures
 from investigations.selectors.profiles import ladder_profiles
 from investigations.services.ladder_imports import ladder_import, ladder_uploads_read
-from investigations.services.ladders import (
-    MAX_LOAD,
-    MAX_STEPS,
-    ladder_analysis,
-    ladder_cancel,
-    ladder_request,
-)
+from investigations.services.ladder_results import ladder_analysis
+from investigations.services.ladders import MAX_LOAD, MAX_STEPS, ladder_cancel, ladder_request
 
 router = Router(tags=["ladders"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}

@@ -43,7 +43,7 @@ from investigations.connections import open_connection
 from investigations.models import LadderSide, LadderStep
 from investigations.runs.remote import RemoteTools, Stopped, Watch, run_text, tools_on
 from investigations.selectors import ladder_cancel_requested, ladder_service_hosts
-from investigations.services.ladders import (
+from investigations.services.ladder_results import (
     ladder_side_finish,
     ladder_side_progress,
     ladder_step_store,

@@ -14,12 +14,8 @@ from investigations.choices import ImportFormat, LadderStatus
 from investigations.models import Investigation, Ladder, LadderSide, LadderStep
 from investigations.phrases import message_of
 from investigations.services.checklist import checklist_refresh
-from investigations.services.ladders import (
-    ladder_analysis,
-    ladder_log,
-    ladder_step_store,
-    load_unit,
-)
+from investigations.services.ladder_results import ladder_analysis, ladder_log, ladder_step_store
+from investigations.services.ladders import load_unit
 from investigations.services.timeline import label_phrase
 from investigations.uploads import too_large, uploads_read
 

@@ -27,11 +27,8 @@ from investigations.selectors import (
 from investigations.selectors.captures import ladder_captures
 from investigations.selectors.profiles import ladder_profiles
 from investigations.services.ladder_imports import ladder_import, ladder_uploads_read
-from investigations.services.ladders import (
-    ladder_analysis,
-    ladder_cancel,
-    ladder_request,
-)
+from investigations.services.ladder_results import ladder_analysis
+from investigations.services.ladders import ladder_cancel, ladder_request
 from investigations.views.investigations import investigation_page
 from investigations.views.pages import form_failed, wants_partial
 from investigations.views.panels import panel

@@ -4,7 +4,7 @@ API requests on real objects."""
 import pytest
 from django.core.management import call_command
 
-from investigations.management.commands.load_demo import DEMO_TITLE
+from investigations.demo import DEMO_TITLE
 from investigations.models import (
     ActionItem,
     Capture,

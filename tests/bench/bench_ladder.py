@@ -83,7 +83,8 @@ def _place(test_hosts) -> object:
 def one_ladder(investigation, user, urls, steps, step_seconds) -> dict:
     from investigations.models import LadderStep
     from investigations.runs.ladder import run_ladder
-    from investigations.services.ladders import ladder_claim, ladder_request
+    from investigations.services.ladder_results import ladder_claim
+    from investigations.services.ladders import ladder_request
 
     # The task this queues goes to the scratch broker, where no worker takes it: the ladder
     # is claimed and run here instead.

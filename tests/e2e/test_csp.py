@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from investigations.management.commands.load_demo import DEMO_TITLE
+from investigations.demo import DEMO_TITLE
 from investigations.models import Host, Investigation, Ladder, Profile, Team
 from tests.e2e.conftest import panels_loaded
 

@@ -2456,7 +2456,7 @@ def test_a_nul_character_is_refused_by_name_never_a_server_error(personas, field
 def test_a_host_evidence_was_collected_from_is_kept_with_a_message(personas, settings):
     from django.core.management import call_command
 
-    from investigations.management.commands.load_demo import DEMO_TITLE
+    from investigations.demo import DEMO_TITLE
     from investigations.models import CollectionTarget, EnvironmentMember, Investigation
 
     settings.DEBUG = True  # load_demo runs in DEBUG only

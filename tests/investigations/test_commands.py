@@ -27,7 +27,7 @@ from investigations.choices import (
     Status,
     TargetStatus,
 )
-from investigations.management.commands.load_demo import (
+from investigations.demo import (
     DEMO_DIR,
     DEMO_TITLE,
     DEMO_USERNAME,

@@ -13,7 +13,7 @@ from investigations.choices import HostRole, LadderStatus
 from investigations.models import Ladder, LadderSide, LadderStep, TimelineEvent
 from investigations.services.investigations import investigation_create
 from investigations.services.ladder_imports import ladder_import
-from investigations.services.ladders import (
+from investigations.services.ladder_results import (
     ladder_claim,
     ladder_side_finish,
     ladder_step_store,

@@ -27,16 +27,15 @@ from investigations.models import (
 )
 from investigations.services.investigations import investigation_create
 from investigations.services.ladder_imports import MAX_IMPORT_FILES, ladder_import
-from investigations.services.ladders import (
+from investigations.services.ladder_results import (
     ladder_analysis,
-    ladder_cancel,
     ladder_claim,
     ladder_finish_if_done,
-    ladder_request,
     ladder_side_finish,
     ladder_step_store,
     ladders_expire_overdue,
 )
+from investigations.services.ladders import ladder_cancel, ladder_request
 from tests.conftest import HOSTILE_STRINGS, fresh, loaded_page
 
 pytestmark = pytest.mark.django_db

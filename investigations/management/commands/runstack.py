@@ -9,7 +9,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from investigations.management.commands.load_demo import DEMO_PASSWORD, DEMO_USERNAME
+from investigations.demo import DEMO_PASSWORD, DEMO_USERNAME
 
 
 class Command(BaseCommand):

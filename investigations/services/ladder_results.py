@@ -1,0 +1,232 @@
+"""A ladder's run and results: the sides claimed by the worker, their progress, each step's
+results, each side's end, the sweep of overdue sides, and once both ended the ladder's
+status, analysis and timeline (requested in services/ladders.py)."""
+
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext_noop
+
+from collectors.loadresults import StepResult
+from collectors.phrase import Phrase, as_phrase, joined
+from investigations.analysis.ladder import Point, find_divergence, find_knee
+from investigations.analysis.steps import cpu_average, ladder_outcome
+from investigations.choices import (
+    ENDED_LADDER_STATUSES,
+    NEVER_RAN,
+    OVERDUE_MESSAGE,
+    EventKind,
+    LadderStatus,
+)
+from investigations.models import Ladder, LadderSide, LadderStep
+from investigations.phrases import stored_phrase, with_phrases
+from investigations.selectors import ladder_points, ladder_sides
+from investigations.services.checklist import checklist_refresh
+from investigations.services.timeline import timeline_event_log
+
+
+def ladder_log(*, ladder: Ladder, summary: Phrase, user=None, **details) -> None:
+    timeline_event_log(
+        investigation=ladder.investigation,
+        kind=EventKind.LADDER,
+        summary=summary,
+        author=user,
+        details={"ladder": ladder.pk, **details},
+    )
+
+
+def ladder_claim(*, ladder_id: int, seconds: int) -> list[LadderSide]:
+    """The ladder's queued sides -> running, once: a redelivered task finds nothing to claim."""
+    now = timezone.now()
+    with transaction.atomic():
+        ids = list(
+            LadderSide.objects.select_for_update()
+            .filter(ladder_id=ladder_id, status=LadderStatus.QUEUED)
+            .values_list("pk", flat=True)
+        )
+        LadderSide.objects.filter(pk__in=ids).update(
+            status=LadderStatus.RUNNING,
+            started_at=now,
+            deadline_at=now + timedelta(seconds=seconds),
+        )
+        if ids:
+            Ladder.objects.filter(pk=ladder_id, status=LadderStatus.QUEUED).update(
+                status=LadderStatus.RUNNING
+            )
+    return list(
+        LadderSide.objects.filter(pk__in=ids).select_related(
+            "ladder__investigation", "side", "load_generator__credential"
+        )
+    )
+
+
+def ladder_side_progress(*, side_id: int, step: int) -> None:
+    LadderSide.objects.filter(pk=side_id, status=LadderStatus.RUNNING).update(current_step=step)
+
+
+@transaction.atomic
+def ladder_step_store(
+    *,
+    ladder_side: LadderSide,
+    index: int,
+    result: StepResult,
+    planned_at=None,
+    started_at=None,
+    raw_output: str = "",
+    samples=(),
+) -> LadderStep:
+    """One step's results; samples are (host, tool, series) of the side's service hosts."""
+    step = LadderStep.objects.create(
+        ladder_side=ladder_side,
+        index=index,
+        load=result.load,
+        load_kind=result.load_kind,
+        planned_at=planned_at,
+        started_at=started_at,
+        duration_s=result.duration_s,
+        requests=result.requests,
+        rps=result.rps,
+        transfer_bytes_per_s=result.transfer_bytes_per_s,
+        latency_ms=dict(result.latency_ms),
+        errors=dict(result.errors),
+        cpu=cpu_average(samples),
+        raw_output=raw_output[:65536],
+    )
+    for host, tool, series in samples:
+        step.samples.create(host=host, tool=tool, series=series)
+    return step
+
+
+@transaction.atomic
+def ladder_side_finish(
+    *,
+    side_id: int,
+    status: str,
+    error: "str | Phrase" = "",
+    breaking_step: int | None = None,
+    breaking: "str | Phrase" = "",
+) -> None:
+    """A side's end: its status, what went wrong (read in each person's language), and the
+    step where it broke."""
+    updated = LadderSide.objects.filter(
+        pk=side_id, status__in=[LadderStatus.QUEUED, LadderStatus.RUNNING]
+    ).update(
+        status=status,
+        breaking_step=breaking_step,
+        finished_at=timezone.now(),
+        **with_phrases(
+            {"error": as_phrase(error), "breaking_reason": as_phrase(breaking)},
+            limits={"error": 4000},
+        ),
+    )
+    if updated:
+        side = LadderSide.objects.select_related("ladder__investigation", "side").get(pk=side_id)
+        if breaking_step is not None:
+            load = (
+                side.ladder.steps[breaking_step] if breaking_step < len(side.ladder.steps) else ""
+            )
+            ladder_log(
+                ladder=side.ladder,
+                summary=Phrase(
+                    gettext_noop("Ladder: side %(side)s breaks at %(load)s: %(reason)s"),
+                    side=side.side.key.upper(),
+                    load=load,
+                    reason=as_phrase(breaking),
+                ),
+                step=breaking_step,
+                side=side.side.key,
+            )
+        transaction.on_commit(lambda: ladder_finish_if_done(ladder_id=side.ladder_id))
+
+
+def ladders_expire_overdue(*, ladder: Ladder | None = None) -> int:
+    """Fail running sides past their deadline (their worker died or hung): of one ladder, or
+    of all. Returns how many."""
+    overdue = LadderSide.objects.filter(
+        status__in=[LadderStatus.QUEUED, LadderStatus.RUNNING], deadline_at__lt=timezone.now()
+    )
+    if ladder is not None:
+        overdue = overdue.filter(ladder=ladder)
+    sides = list(overdue.values_list("pk", "status"))
+    for side_id, status in sides:
+        ladder_side_finish(
+            side_id=side_id,
+            status=LadderStatus.FAILED,
+            error=Phrase(NEVER_RAN if status == LadderStatus.QUEUED else OVERDUE_MESSAGE),
+        )
+    return len(sides)
+
+
+def ladder_analysis(*, ladder: Ladder, points: dict[str, list[Point]] | None = None) -> dict:
+    """Each side's knee and the divergence step (from `points`, loaded here if not given)."""
+    if points is None:
+        points = ladder_points(ladder_sides(ladder=ladder))
+    knees = {side: find_knee(side_points) for side, side_points in points.items()}
+    load, divergence_reason = find_divergence(points["a"], points["b"], ladder.margin)
+    # The step's place in the ladder's own list of loads (sides may number theirs apart).
+    divergence = next((i for i, step in enumerate(ladder.steps) if step == load), None)
+    # Reasons in English, with the phrases they were made from (`phrases`) for each reader.
+    return {
+        "knees": {
+            side: with_phrases({"index": knee.index, "load": knee.load, "reason": knee.reason})
+            for side, knee in knees.items()
+        },
+        "divergence": with_phrases(
+            {"index": divergence, "load": load, "reason": divergence_reason}
+        ),
+    }
+
+
+# What the timeline says when a ladder ends, with why the sides diverge or not.
+ENDED = {
+    LadderStatus.COMPLETED: gettext_noop("Ladder completed: %(reason)s"),
+    LadderStatus.FAILED: gettext_noop("Ladder failed: %(reason)s"),
+    LadderStatus.CANCELLED: gettext_noop("Ladder cancelled: %(reason)s"),
+}
+
+
+@transaction.atomic
+def ladder_finish_if_done(*, ladder_id: int) -> None:
+    """Once both sides ended: the ladder's status, its analysis, and the timeline."""
+    ladder = Ladder.objects.select_for_update().select_related("investigation").get(pk=ladder_id)
+    if ladder.status in ENDED_LADDER_STATUSES:
+        return
+    sides = list(ladder.sides.select_related("side"))
+    status = ladder_outcome(
+        cancel_requested=ladder.cancel_requested_at is not None,
+        side_statuses=[side.status for side in sides],
+    )
+    if status is None:
+        return
+    ladder.status = status
+    ladder.analysis = ladder_analysis(ladder=ladder)
+    ladder.finished_at = timezone.now()
+    ladder.save(update_fields=["status", "analysis", "finished_at"])
+    for side, knee in ladder.analysis["knees"].items():
+        if knee["index"] is not None:
+            ladder_log(
+                ladder=ladder,
+                summary=Phrase(
+                    gettext_noop("Ladder: knee of side %(side)s: %(reason)s"),
+                    side=side.upper(),
+                    reason=stored_phrase(knee, "reason"),
+                ),
+                side=side,
+            )
+    summary = Phrase(
+        ENDED[ladder.status], reason=stored_phrase(ladder.analysis["divergence"], "reason")
+    )
+    failures = [
+        Phrase(
+            gettext_noop("side %(side)s failed: %(error)s"),
+            side=s.side.key.upper(),
+            error=stored_phrase(s, "error"),
+        )
+        for s in sides
+        if s.status == LadderStatus.FAILED
+    ]
+    if failures:
+        summary = Phrase("%(summary)s; %(failures)s", summary=summary, failures=joined(failures))
+    ladder_log(ladder=ladder, summary=summary, status=ladder.status)
+    checklist_refresh(investigation=ladder.investigation)

@@ -138,7 +138,11 @@ def test_the_app_runs_from_the_installed_wheel(installed, tmp_path):
 
     unset = django("check", env={k: v for k, v in env.items() if k != "PERFCASE_VAR_DIR"})
     assert unset.returncode != 0 and "PERFCASE_VAR_DIR must be set" in unset.stderr
-    for command in (["check", "--fail-level", "WARNING"], ["migrate", "--noinput", "-v0"]):
+    for command in (
+        ["check", "--fail-level", "WARNING"],
+        ["migrate", "--noinput", "-v0"],
+        ["load_demo"],  # reads the demo's outputs from the package
+    ):
         done = django(*command)
         assert done.returncode == 0, done.stderr[-3000:]
     checked = subprocess.run(

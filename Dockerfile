@@ -4,7 +4,7 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
 WORKDIR /srv/perfcase
 
-COPY pyproject.toml ./
+COPY pyproject.toml setup.py LICENSE ./
 COPY app ./app
 COPY investigations ./investigations
 COPY collectors ./collectors

@@ -6,7 +6,7 @@ PORT ?= 8000
 
 .PHONY: install run test lint bench migrate demo clean messages translations static
 
-$(VENV)/.installed: pyproject.toml collectors/capture/_core.c
+$(VENV)/.installed: pyproject.toml setup.py collectors/capture/_core.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]'

@@ -15,7 +15,12 @@ import dj_database_url
 from csp.constants import NONE, SELF, UNSAFE_INLINE
 from django.core.exceptions import ImproperlyConfigured
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+APP_DIR = Path(__file__).resolve().parent
+BASE_DIR = APP_DIR.parent
+# A checkout keeps templates/, static/ and locale/ beside the packages; a wheel carries them
+# inside the app package (setup.py), and has no var/ of its own: PERFCASE_VAR_DIR says where.
+FROM_WHEEL = (APP_DIR / "templates").is_dir()
+SHARED_DIR = APP_DIR if FROM_WHEEL else BASE_DIR
 
 
 def env_str(name: str, default: str | None = None) -> str:
@@ -84,6 +89,11 @@ def env_networks(name: str) -> list[str]:
 
 
 DEBUG = env_bool("PERFCASE_DEBUG", True)
+if FROM_WHEEL and not os.environ.get("PERFCASE_VAR_DIR"):
+    raise ImproperlyConfigured(
+        "PERFCASE_VAR_DIR must be set when Perfcase runs from an installed package: the folder "
+        "of its SQLite database, embedded broker, cache and uploaded files"
+    )
 VAR_DIR = Path(env_str("PERFCASE_VAR_DIR", str(BASE_DIR / "var")))
 
 _DEV_SECRET_KEY = "perfcase-insecure-development-key-do-not-use-in-production"
@@ -216,7 +226,7 @@ WSGI_APPLICATION = "app.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [SHARED_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -267,7 +277,7 @@ if LANGUAGE_CODE not in dict(LANGUAGES):
     raise ImproperlyConfigured(
         f"PERFCASE_LANGUAGE must be one of {', '.join(code for code, _ in LANGUAGES)}"
     )
-LOCALE_PATHS = [BASE_DIR / "locale"]
+LOCALE_PATHS = [SHARED_DIR / "locale"]
 LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
 # The default zone for display; a browser's own zone (sent in a cookie) wins per request.
 TIME_ZONE = env_str("PERFCASE_TIME_ZONE", "UTC")
@@ -275,11 +285,10 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [SHARED_DIR / "static"]
 # Collected by `collectstatic` for production; in DEBUG whitenoise serves from the finders.
-STATIC_ROOT = (
-    None if DEBUG else Path(env_str("PERFCASE_STATIC_ROOT", str(BASE_DIR / "staticfiles")))
-)
+_STATIC_ROOT = VAR_DIR / "staticfiles" if FROM_WHEEL else BASE_DIR / "staticfiles"
+STATIC_ROOT = None if DEBUG else Path(env_str("PERFCASE_STATIC_ROOT", str(_STATIC_ROOT)))
 WHITENOISE_USE_FINDERS = DEBUG
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

@@ -15,9 +15,10 @@ See analysis.py for the definitions (connection, request, gap, handshake time) a
 _core.c for where the TCP analysis departs from Wireshark's.
 """
 
+from collectors.capture._loader import require_core
 from collectors.capture.analysis import CaptureAnalysis, Gap, analyse_capture
+from collectors.capture.errors import CaptureCoreMissing, CaptureError
 from collectors.capture.reader import (
-    CaptureError,
     NotACaptureError,
     Packet,
     Problem,
@@ -30,6 +31,7 @@ from collectors.capture.summary import FIGURES, Comparison, SideSummary, compare
 __all__ = [
     "FIGURES",
     "CaptureAnalysis",
+    "CaptureCoreMissing",
     "CaptureError",
     "Comparison",
     "Gap",
@@ -42,4 +44,5 @@ __all__ = [
     "capture_header_bytes",
     "compare",
     "read_packets",
+    "require_core",
 ]

@@ -18,6 +18,18 @@
  * The TCP analysis follows tcp_analyze_sequence_number() of Wireshark 4.0
  * (epan/dissectors/packet-tcp.c) rule by rule, with the same unsigned arithmetic, so
  * that the counts equal tshark's; analyse() below names where it departs from it.
+ *
+ * Licence. packet-tcp.c is part of Wireshark (by Gerald Combs, copyright 1998 Gerald Combs
+ * and Wireshark's contributors) and is under the GNU General Public License version 2 or
+ * (at your option) any later version. Following its rules makes this file a work based on
+ * it, so this file keeps that licence: GPL-2.0-or-later. Perfcase as a whole is under the
+ * GNU Affero General Public License version 3 or later (LICENSE): "any later version" lets
+ * this file be used under GPLv3, and section 13 of GPLv3 permits combining a GPLv3 work with
+ * an AGPLv3 work into one; the combination is conveyed under the AGPL, this file's part
+ * staying under the GPL. The names of the flags and constants below are Wireshark's
+ * (packet-tcp.h).
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -20,16 +20,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from collectors.capture._loader import core_module
+from collectors.capture.errors import CaptureError
 
 CHUNK_BYTES = 1 << 20
 PROGRESS_EVERY_SECONDS = 0.25
 
 Progress = Callable[[int, int | None], None]
 Source = str | os.PathLike | BinaryIO
-
-
-class CaptureError(Exception):
-    """Base class of the errors of collectors.capture."""
 
 
 class NotACaptureError(CaptureError):

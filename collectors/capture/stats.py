@@ -11,10 +11,12 @@ import math
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 
-from collectors.capture._loader import core_module
-
-# Upper edges (ns) of the time buckets the C core fills: 1-2-5 from 1 us to 500 s.
-TIME_EDGES_NS: tuple[int, ...] = tuple(core_module().histogram_edges_ns())
+# Upper edges (ns) of the time buckets the C core fills (EDGES in _core.c, the same values,
+# held here too so that this module loads on a machine without the core): 1-2-5 from 1 us
+# to 500 s.
+TIME_EDGES_NS: tuple[int, ...] = tuple(
+    step * 10**power for power in range(3, 12) for step in (1, 2, 5)
+)
 # Edges for counts (requests per connection and the like).
 COUNT_EDGES: tuple[int, ...] = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, 10000, 100000)
 

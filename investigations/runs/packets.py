@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
-from collectors.capture import CaptureError, analyse_capture
+from collectors.capture import CaptureError, analyse_capture, require_core
 from collectors.capture.remote import (
     CHECK_TIMEOUT,
     DEFAULT_MAX_MB,
@@ -208,6 +208,7 @@ class CapturePlan(Plan):
         return on_ladder_step(investigation=investigation, user=user, parameters=parameters)
 
     def run(self, run: TargetRun):
+        require_core()
         request = _request(run.parameters, run.side)
         result = run.connection.run(
             capture_argv("check", request),

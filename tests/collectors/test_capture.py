@@ -24,6 +24,7 @@ from collectors.capture import (
     read_packets,
 )
 from collectors.capture import _core as core
+from collectors.capture.stats import TIME_EDGES_NS
 from collectors.capture.synth import (
     ACK,
     FIN,
@@ -140,6 +141,10 @@ def assert_matches_tshark(path: Path, analysis=None) -> None:
 
 
 # --- the committed real captures -------------------------------------------------------------
+
+
+def test_the_time_buckets_python_holds_are_the_cores():
+    assert TIME_EDGES_NS == tuple(core.histogram_edges_ns())
 
 
 def test_the_committed_captures_are_small():

@@ -1,5 +1,6 @@
 """`make run`: the web server and one Celery worker together; Ctrl-C stops both."""
 
+import os
 import signal
 import socket
 import subprocess
@@ -35,9 +36,10 @@ class Command(BaseCommand):
                     "2",
                 ]
             ),
+            # `-m django` rather than manage.py: a wheel's install has no manage.py.
             subprocess.Popen(
-                [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
-                cwd=settings.BASE_DIR,
+                [sys.executable, "-m", "django", "runserver", "--noreload", f"127.0.0.1:{port}"],
+                env={**os.environ, "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE},
             ),
         ]
         stopping = False

@@ -35,7 +35,7 @@ SHIPPED = {
     "locale": "app/locale",
     "collectors/probes": "collectors/probes",
     "investigations/migrations/data": "investigations/migrations/data",
-    "investigations/management/commands/demo": "investigations/management/commands/demo",
+    "investigations/demo/files": "investigations/demo/files",
 }
 
 

@@ -19,8 +19,9 @@ one of the fixtures/hosts/ machines, then in the same run:
   and earliest A against earliest B (began_at: when a target's probe script started; where
   the API gives none, started_at, and the output says so). Target: under 50 ms.
 - Ansible: `ansible all -m setup -a gather_subset=all` with the same hosts, user and key,
-  pipelining on, forks = --parallelism (ansible-core is pip-installed into this venv on
-  demand; it is not a dependency of Perfcase).
+  pipelining on, forks = --parallelism, by default one per host as a user would give it
+  (ansible-core is pip-installed into this venv on demand; it is not a dependency of
+  Perfcase).
 - With --engine, also Perfcase's engine alone (no web, no worker, no database): one
   collectors.ssh.Connection per host, collect_facts + parse_facts, at most --parallelism
   hosts at a time, and the engine and ansible on one host alone, for comparison.
@@ -480,8 +481,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--parallelism",
         type=int,
-        default=10,
-        help="ansible's forks and the engine's threads (default 10); the stack uses its own",
+        default=None,
+        help="ansible's forks and the engine's threads (default: as many as there are hosts, "
+        "as a user would give ansible); the stack uses its own",
     )
     parser.add_argument("--runs", type=int, default=3, help="runs of each side (default 3)")
     parser.add_argument(
@@ -490,6 +492,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also time Perfcase's engine alone (no web, worker or database), as before",
     )
     args = parser.parse_args(argv)
+    args.parallelism = args.parallelism or args.hosts
     if args.hosts < 1 or args.parallelism < 1 or args.runs < 1:
         parser.error("--hosts, --parallelism and --runs must be at least 1")
     signal.signal(signal.SIGTERM, _terminate)

@@ -135,7 +135,8 @@ def api_place(api: Api, hosts: list[TestHost], client_key: str) -> dict:
                 "credential": credential,
             },
         )["id"]
-        api.post(f"/api/hosts/{host_id}/host-key/scan")  # a worker scans: poll for its end
+        # A worker scans (202): poll for its end.
+        api.post(f"/api/hosts/{host_id}/host-key/scan", expect=(202,))
         deadline = time.monotonic() + 60
         while (scanned := api.get(f"/api/hosts/{host_id}/host-key/scan"))["status"] not in (
             "done",

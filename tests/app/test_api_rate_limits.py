@@ -13,7 +13,7 @@ from django.test import Client
 
 from investigations.api import api
 from investigations.api.limits import token_rate_key
-from tests.conftest import ApiClient
+from tests.conftest import ApiClient, require_real_tool
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -157,7 +157,7 @@ print("allowed" if WRITES.allow_request(request) else "refused")
 def test_every_process_counts_alike(personas, settings):
     settings.API_WRITE_RATE = (3, 86400)
     if not settings.CELERY_BROKER_URL.startswith("redis://"):
-        pytest.skip("the shared store is Redis when the broker is; here it is a file cache")
+        require_real_tool("the shared store is Redis when the broker is; here it is a file cache")
     client = ApiClient(personas.member)
     for _ in range(3):
         note(client, personas.investigation)

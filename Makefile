@@ -44,9 +44,14 @@ static: install
 run: demo messages static
 	$(PY) manage.py runstack --port $(PORT)
 
+# The suite on TEST_WORKERS processes (pytest-xdist; each its own test database, Celery
+# worker, queue, sshd hosts on its own loopback /24 and cache keys), then the tests marked
+# `serial` (they measure time on this machine) alone.
+TEST_WORKERS ?= 4
 test: install var messages static
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal -m "not serial"
+	$(PY) -m pytest -m serial
 
 # Speed targets, measured on real sshd test hosts (needs root for their mount namespaces):
 # host facts end to end through the API of a default stack of the bench's own (a temporary

@@ -198,6 +198,28 @@ def pytest_configure(config):
     app.conf.task_default_queue = TEST_QUEUE
     # Personas are made in almost every test; a cheap hasher keeps the suite fast.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Rate-limit counters of our own: parallel workers' users share ids, not counters.
+    settings.CACHES["default"]["KEY_PREFIX"] = f"perfcase-{TEST_QUEUE}"
+
+
+# Tests that measure time on this machine (pauses in a capture, a ladder's knee under real
+# load, a CPU quota's throttling) or hold its CPUs: `make test` runs them after the parallel
+# lane, alone (marked `serial`), so that other tests' load cannot move what they measure.
+SERIAL_FILES = {
+    "tests/collectors/test_capture_live.py",
+    "tests/investigations/test_ladders_end_to_end.py",
+    "tests/investigations/test_ladder_tools.py",
+    "tests/investigations/test_baselines_end_to_end.py",
+    "tests/investigations/test_worker_killed.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    root = Path(__file__).resolve().parent.parent
+    for item in items:
+        path = item.path.relative_to(root).as_posix()
+        if any(path == name or path.startswith(name) for name in SERIAL_FILES):
+            item.add_marker(pytest.mark.serial)
 
 
 def _database_url(settings_dict: dict) -> str:

@@ -57,6 +57,7 @@ SSHD = "/usr/sbin/sshd"
 SFTP_SERVER = "/usr/lib/openssh/sftp-server"
 PROBE_USER = "perfcase-probe"
 READY_TIMEOUT = 10.0
+RESERVED_ADDRESSES = frozenset({61, 62, 63, 231, 232})
 STOP_TIMEOUT = 10.0
 # Where a dump's parts are mounted: (path inside the dump, mount point).
 DUMP_MOUNTS = (
@@ -68,6 +69,16 @@ DUMP_MOUNTS = (
 TOOL_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 HANG_SCRIPT = "#!/bin/sh\nexec sleep 3600\n"
 _SYSTEM_PATH = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
+
+
+def address_prefix() -> str:
+    """The loopback /24 this test process's hosts take their addresses from: 127.0.0.x run
+    alone, 127.(10+n).0.x in pytest-xdist's worker gw<n>, so that parallel workers' hosts
+    (and captures filtered by a host's address) never meet."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if worker.startswith("gw") and worker[2:].isdigit():
+        return f"127.{10 + int(worker[2:])}.0."
+    return "127.0.0."
 
 
 class MissingRealTool(Exception):
@@ -513,7 +524,11 @@ class TestHosts:
         self._lock = threading.Lock()
         self._dumps: dict[str, Path] = {}
         self._names = itertools.count(1)
-        self._addresses = itertools.cycle(range(2, 255))
+        # Not the addresses some tests serve their own traffic on (test_capture_live.py,
+        # test_captures.py).
+        self._addresses = itertools.cycle(
+            n for n in range(2, 255) if n not in RESERVED_ADDRESSES
+        )
         self.client_key_path = self.root / "client_ed25519"
         _keygen(self.client_key_path, "perfcase tests")
         self.client_key = self.client_key_path.read_text()
@@ -548,7 +563,7 @@ class TestHosts:
             return self._dumps[name]
 
     def _next_address(self) -> str:
-        return f"127.0.0.{next(self._addresses)}"
+        return f"{address_prefix()}{next(self._addresses)}"
 
     @staticmethod
     def _free_port(address: str) -> int:

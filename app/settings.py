@@ -400,7 +400,8 @@ CACHES = {
     "default": {
         "BACKEND": _CACHE_BACKEND,
         "LOCATION": _CACHE_LOCATION,
-        "KEY_PREFIX": "perfcase",
+        # Installations (or test runs) sharing one Redis keep their counters apart by it.
+        "KEY_PREFIX": env_str("PERFCASE_CACHE_KEY_PREFIX", "perfcase"),
     }
 }
 CELERY_TASK_ACKS_LATE = True

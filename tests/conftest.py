@@ -198,8 +198,10 @@ def pytest_configure(config):
     app.conf.task_default_queue = TEST_QUEUE
     # Personas are made in almost every test; a cheap hasher keeps the suite fast.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    # Rate-limit counters of our own: parallel workers' users share ids, not counters.
-    settings.CACHES["default"]["KEY_PREFIX"] = f"perfcase-{TEST_QUEUE}"
+    # Rate-limit counters of our own (and of the processes a test starts): parallel test
+    # processes' users share ids, not counters.
+    os.environ["PERFCASE_CACHE_KEY_PREFIX"] = f"perfcase-{TEST_QUEUE}"
+    settings.CACHES["default"]["KEY_PREFIX"] = os.environ["PERFCASE_CACHE_KEY_PREFIX"]
 
 
 # Tests that measure time on this machine (pauses in a capture, a ladder's knee under real

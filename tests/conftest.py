@@ -205,22 +205,22 @@ def pytest_configure(config):
 
 
 # Tests that measure time on this machine (pauses in a capture, a ladder's knee under real
-# load, a CPU quota's throttling) or hold its CPUs: `make test` runs them after the parallel
-# lane, alone (marked `serial`), so that other tests' load cannot move what they measure.
-SERIAL_FILES = {
+# load, a rate held step by step, a CPU quota's throttling): `make test` runs them after the
+# parallel lane, alone (marked `serial`), so that other tests' load cannot move what they
+# measure. A file, or one test of it (its node id, parameters aside).
+SERIAL_TESTS = (
     "tests/collectors/test_capture_live.py",
-    "tests/investigations/test_ladders_end_to_end.py",
-    "tests/investigations/test_ladder_tools.py",
-    "tests/investigations/test_baselines_end_to_end.py",
-    "tests/investigations/test_worker_killed.py",
-}
+    "tests/investigations/test_ladders_end_to_end.py::test_the_weaker_side_reaches_its_knee",
+    "tests/investigations/test_ladder_tools.py::test_a_ladder_of_request_rates_holds_each_rate",
+    "tests/investigations/test_ladder_tools.py::test_a_step_above_the_p99_limit",
+    "tests/investigations/test_ladder_tools.py::test_the_breaking_reason_states_the_p99_limit",
+    "tests/investigations/test_baselines_end_to_end.py::test_the_side_with_a_cpu_quota",
+)
 
 
 def pytest_collection_modifyitems(config, items):
-    root = Path(__file__).resolve().parent.parent
     for item in items:
-        path = item.path.relative_to(root).as_posix()
-        if any(path == name or path.startswith(name) for name in SERIAL_FILES):
+        if item.nodeid.startswith(SERIAL_TESTS):
             item.add_marker(pytest.mark.serial)
 
 

@@ -138,6 +138,11 @@ SCAN_OVERDUE = Phrase(
 )
 
 
+# A scan still "scanning" this long past its time limit reads as failed, and the sweep
+# fails it so.
+SCAN_GRACE_SECONDS = 30
+
+
 def scan_seconds() -> int:
     """How long a scan may take: connecting to a jump host, then to the host."""
     return 2 * settings.SSH_CONNECT_TIMEOUT + 10
@@ -148,7 +153,7 @@ def host_key_scan_state(*, host: Host) -> dict:
     its time limit reads as failed: no worker finished it), the key it saw, its error."""
     status, error = host.scan_status, stored_text(host, "scan_error")
     overdue = host.scan_requested_at and timezone.now() - host.scan_requested_at > timedelta(
-        seconds=scan_seconds() + 30
+        seconds=scan_seconds() + SCAN_GRACE_SECONDS
     )
     if status == ScanStatus.SCANNING and overdue:
         status, error = ScanStatus.FAILED, translate(SCAN_OVERDUE)

@@ -26,12 +26,13 @@ from collectors.phrase import Phrase
 from investigations.analysis.capture_marks import slowest_connection_marks
 from investigations.analysis.capture_rules import evaluate_captures
 from investigations.choices import CaptureStatus, EventKind
+from investigations.jobs import enqueue, overdue
 from investigations.models import Capture, CollectionTarget, Investigation
 from investigations.phrases import message_of, with_phrases
 from investigations.selectors.captures import capture_pairs
 from investigations.services.checklist import checklist_evidence, checklist_refresh
-from investigations.services.collections import target_succeed
 from investigations.services.findings import PairVerdicts, findings_record
+from investigations.services.targets import target_succeed
 from investigations.services.timeline import timeline_event_log
 
 # An imported capture file is kept and analysed up to this size, this many at a time.
@@ -169,10 +170,8 @@ def capture_import(
             author=user,
             details={"capture": capture.pk},
         )
-    from investigations.tasks import capture_analyse
-
     for capture in captures:
-        transaction.on_commit(lambda pk=capture.pk: capture_analyse.delay(pk))
+        enqueue("perfcase.capture_analyse", capture.pk)
     return captures
 
 
@@ -257,6 +256,7 @@ def capture_analysis_fail(*, capture_id: int, error: Phrase | str = OVERDUE) -> 
     )
 
 
+@overdue("capture_analysis")
 def captures_expire_overdue() -> int:
     """Fail the analyses past their deadline (their worker died or hung): the sweep."""
     overdue = Capture.objects.filter(

@@ -40,6 +40,10 @@ MAX_IMPORT_BYTES = 2 * 1024**3
 MAX_IMPORT_FILES = 10
 # How often an analysis in a worker writes its progress.
 PROGRESS_SECONDS = 0.5
+# Until a worker claims it: an analysis no worker began (none runs, or its worker was
+# killed before it did) is failed by the sweep after the task's time limit
+# (tasks.CAPTURE_ANALYSE_LIMITS) and a minute in the queue.
+UNCLAIMED_ANALYSIS_SECONDS = 1860 + 60
 
 
 @dataclass
@@ -153,6 +157,7 @@ def capture_import(
             name=upload.name[:200],
             size=upload.size,
             status=CaptureStatus.ANALYSING,
+            deadline_at=timezone.now() + timedelta(seconds=UNCLAIMED_ANALYSIS_SECONDS),
             created_by=user,
             collected_at=timezone.now(),
         )

@@ -106,3 +106,18 @@ def test_the_sweep_leaves_work_within_its_deadline(personas):
     assert set(sweep().values()) == {0}
     host.refresh_from_db()
     assert host.scan_status == ScanStatus.SCANNING
+
+
+def test_an_analysis_no_worker_began_has_a_deadline_from_its_import(personas):
+    from investigations import tasks
+    from investigations.services.captures import UNCLAIMED_ANALYSIS_SECONDS
+
+    (capture,) = capture_import(
+        investigation=personas.investigation,
+        user=personas.member,
+        side_key="a",
+        uploads=[upload("a.pcap", pcap_of(1))],
+    )
+
+    waits = (capture.deadline_at - timezone.now()).total_seconds()
+    assert tasks.CAPTURE_ANALYSE_LIMITS["time_limit"] < waits <= UNCLAIMED_ANALYSIS_SECONDS

@@ -1,4 +1,9 @@
+import pkgutil
+from importlib import import_module
+
 from django.apps import AppConfig
+
+VIEWS = "investigations.views"
 
 
 class InvestigationsConfig(AppConfig):
@@ -11,3 +16,6 @@ class InvestigationsConfig(AppConfig):
         from investigations.runs import plans
 
         plans()
+        # Every feature's views register its panel of the investigation page on import.
+        for module in pkgutil.iter_modules(import_module(VIEWS).__path__):
+            import_module(f"{VIEWS}.{module.name}")

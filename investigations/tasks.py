@@ -82,17 +82,12 @@ SWEEP_LIMITS = {"soft_time_limit": 60, "time_limit": 90}
     **SWEEP_LIMITS,
 )
 def sweep() -> None:
-    """Fail what is still running past its deadline (its worker was killed or hung):
-    collection targets, ladder sides and
-    the analyses of imported captures. Every worker runs it every SWEEP_SECONDS
+    """Fail what is still queued or running past its deadline (its worker was killed or
+    hung), of every kind of job (jobs/sweeper.py). Every worker runs it every SWEEP_SECONDS
     (investigations/worker.py); it is a task too, to run by hand or from beat."""
-    from investigations.services.captures import captures_expire_overdue
-    from investigations.services.collections import targets_expire_overdue
-    from investigations.services.ladder_results import ladders_expire_overdue
+    from investigations.jobs.sweeper import sweep as sweep_jobs
 
-    targets_expire_overdue()
-    ladders_expire_overdue()
-    captures_expire_overdue()
+    sweep_jobs()
 
 
 # Defaults only: ladder_request sets each run's limits from the ladder's length.

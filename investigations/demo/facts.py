@@ -8,13 +8,13 @@ from investigations.choices import CollectionKind
 from investigations.demo.hosts import DEMO_HOSTS
 from investigations.demo.shipped import shipped
 from investigations.runs.capture import Captured
-from investigations.services.collections import (
+from investigations.services.collections import collection_request
+from investigations.services.facts import facts_refresh, facts_store
+from investigations.services.targets import (
     artifact_store,
     collection_complete_if_done,
-    collection_request,
     target_claim,
 )
-from investigations.services.facts import facts_refresh, facts_store
 
 
 def facts_load(*, investigation, user) -> None:

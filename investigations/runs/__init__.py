@@ -10,14 +10,19 @@ machinery (runs/remote.py). To add a kind, see "Adding an evidence kind" in the 
 import importlib
 import pkgutil
 
-PLANS: dict = {}
-_MACHINERY = {"base", "capture", "collection", "gate", "remote", "ladder", "ladder_step"}
+from investigations.runs.registry import PLANS, register
 
-
-def register(cls):
-    """Class decorator: make the plan the one for its kind."""
-    PLANS[cls.kind] = cls()
-    return cls
+__all__ = ["PLANS", "plan_for", "plans", "register"]
+_MACHINERY = {
+    "base",
+    "capture",
+    "collection",
+    "gate",
+    "remote",
+    "ladder",
+    "ladder_step",
+    "registry",
+}
 
 
 def plans() -> dict:

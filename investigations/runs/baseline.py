@@ -56,9 +56,9 @@ from collectors.errors import CollectorError
 from collectors.phrase import Phrase
 from investigations.choices import BaselineStatus, CollectionKind
 from investigations.phrases import message_of
-from investigations.runs import register
 from investigations.runs.base import Plan, TargetRun
 from investigations.runs.capture import Captured, HashingFile
+from investigations.runs.registry import register
 from investigations.selectors.baselines import baseline_network_pairs
 from investigations.services.baselines import baseline_refresh, baseline_store
 

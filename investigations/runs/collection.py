@@ -29,10 +29,10 @@ from investigations.runs import plan_for
 from investigations.runs.base import RunCancelled, TargetRun
 from investigations.runs.gate import StartGate, StepGate
 from investigations.selectors.collections import collection_cancel_requested
-from investigations.services.collections import (
+from investigations.services.collections import target_deadline_seconds
+from investigations.services.targets import (
     collection_complete_if_done,
     target_cancel,
-    target_deadline_seconds,
     target_fail,
     targets_claim,
     targets_keep_alive,

@@ -22,10 +22,10 @@ from collectors.facts import (
 from collectors.loadrun import wrapped_command
 from investigations.choices import CollectionKind
 from investigations.phrases import message_of
-from investigations.runs import register
 from investigations.runs.base import Plan, TargetRun
-from investigations.services.collections import artifact_store
+from investigations.runs.registry import register
 from investigations.services.facts import facts_refresh, facts_store
+from investigations.services.targets import artifact_store
 
 MAX_PATHS = 8
 

@@ -46,9 +46,9 @@ from collectors.phrase import Phrase
 from investigations.analysis.capture_marks import slowest_connection_marks
 from investigations.choices import CollectionKind, HostRole
 from investigations.phrases import message_of
-from investigations.runs import register
 from investigations.runs.base import Plan, TargetRun
 from investigations.runs.ladder_step import LadderStepForm, on_ladder_step
+from investigations.runs.registry import register
 from investigations.services.captures import CaptureResult, capture_refresh, capture_store
 
 # The time a capture may take beyond its seconds: tcpdump's end and the stream's last bytes.

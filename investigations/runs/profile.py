@@ -38,9 +38,9 @@ from collectors.profile import (
 )
 from investigations.choices import CollectionKind, HostRole
 from investigations.phrases import message_of
-from investigations.runs import register
 from investigations.runs.base import Plan, TargetRun
 from investigations.runs.ladder_step import LadderStepForm, on_ladder_step
+from investigations.runs.registry import register
 from investigations.services.profiles import ProfileResult, profile_refresh, profile_store
 
 

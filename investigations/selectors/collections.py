@@ -1,23 +1,10 @@
 """Reads of evidence collections and their targets."""
 
 from django.db.models import Prefetch, QuerySet, prefetch_related_objects
-from django.utils import timezone
 
-from investigations.choices import NEVER_RAN, OVERDUE_MESSAGE
+# The one read rule for overdue work (the ladders' selectors and the package take it here).
+from investigations.jobs import read_overdue_as_failed  # noqa: F401
 from investigations.models import Collection, CollectionTarget, Investigation
-
-
-def read_overdue_as_failed(rows: list) -> list:
-    """Rows (collection targets, ladder sides) still running past their deadline read as
-    failed: their worker is gone, and the worker's sweep records it within SWEEP_SECONDS.
-    Only the loaded objects change: a read never writes."""
-    now = timezone.now()
-    for row in rows:
-        if row.status in ("queued", "running") and row.deadline_at and row.deadline_at < now:
-            message = NEVER_RAN if row.status == "queued" else OVERDUE_MESSAGE
-            row.status, row.error = "failed", message
-            row.phrases = {**(row.phrases or {}), "error": [message, {}]}
-    return rows
 
 
 def collection_targets(*, collection: Collection) -> list[CollectionTarget]:

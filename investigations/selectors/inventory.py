@@ -8,11 +8,11 @@ from itertools import zip_longest
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
-from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from collectors.phrase import Phrase
 from investigations.choices import HostRole, ScanStatus, SideKey
+from investigations.jobs import is_overdue
 from investigations.models import Credential, EnvironmentMember, Host, Investigation, Team
 from investigations.phrases import stored_text, translate
 
@@ -138,6 +138,11 @@ SCAN_OVERDUE = Phrase(
 )
 
 
+# A scan still "scanning" this long past its time limit reads as failed, and the sweep
+# fails it so.
+SCAN_GRACE_SECONDS = 30
+
+
 def scan_seconds() -> int:
     """How long a scan may take: connecting to a jump host, then to the host."""
     return 2 * settings.SSH_CONNECT_TIMEOUT + 10
@@ -147,10 +152,10 @@ def host_key_scan_state(*, host: Host) -> dict:
     """The host's last scan as a person reads it: its status (a scan still "scanning" past
     its time limit reads as failed: no worker finished it), the key it saw, its error."""
     status, error = host.scan_status, stored_text(host, "scan_error")
-    overdue = host.scan_requested_at and timezone.now() - host.scan_requested_at > timedelta(
-        seconds=scan_seconds() + 30
+    deadline = host.scan_requested_at and host.scan_requested_at + timedelta(
+        seconds=scan_seconds() + SCAN_GRACE_SECONDS
     )
-    if status == ScanStatus.SCANNING and overdue:
+    if is_overdue(status=status, deadline_at=deadline, active=[ScanStatus.SCANNING]):
         status, error = ScanStatus.FAILED, translate(SCAN_OVERDUE)
     done = status == ScanStatus.DONE or (not status and host.scanned_key_fingerprint)
     return {

@@ -13,8 +13,8 @@ from investigations.choices import BaselineStatus, EventKind, HostRole
 from investigations.models import BaselineResult, CollectionTarget, Investigation
 from investigations.phrases import message_of, with_phrases
 from investigations.selectors.baselines import baseline_table, host_roles
-from investigations.services.collections import artifact_store, target_succeed
 from investigations.services.findings import PairVerdicts, findings_record
+from investigations.services.targets import artifact_store, target_succeed
 from investigations.services.timeline import timeline_event_log
 from investigations.uploads import too_large, uploads_read
 

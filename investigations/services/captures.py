@@ -26,12 +26,13 @@ from collectors.phrase import Phrase
 from investigations.analysis.capture_marks import slowest_connection_marks
 from investigations.analysis.capture_rules import evaluate_captures
 from investigations.choices import CaptureStatus, EventKind
+from investigations.jobs import enqueue, overdue
 from investigations.models import Capture, CollectionTarget, Investigation
 from investigations.phrases import message_of, with_phrases
 from investigations.selectors.captures import capture_pairs
 from investigations.services.checklist import checklist_evidence, checklist_refresh
-from investigations.services.collections import target_succeed
 from investigations.services.findings import PairVerdicts, findings_record
+from investigations.services.targets import target_succeed
 from investigations.services.timeline import timeline_event_log
 
 # An imported capture file is kept and analysed up to this size, this many at a time.
@@ -39,6 +40,10 @@ MAX_IMPORT_BYTES = 2 * 1024**3
 MAX_IMPORT_FILES = 10
 # How often an analysis in a worker writes its progress.
 PROGRESS_SECONDS = 0.5
+# Until a worker claims it: an analysis no worker began (none runs, or its worker was
+# killed before it did) is failed by the sweep after the task's time limit
+# (tasks.CAPTURE_ANALYSE_LIMITS) and a minute in the queue.
+UNCLAIMED_ANALYSIS_SECONDS = 1860 + 60
 
 
 @dataclass
@@ -152,6 +157,7 @@ def capture_import(
             name=upload.name[:200],
             size=upload.size,
             status=CaptureStatus.ANALYSING,
+            deadline_at=timezone.now() + timedelta(seconds=UNCLAIMED_ANALYSIS_SECONDS),
             created_by=user,
             collected_at=timezone.now(),
         )
@@ -169,10 +175,8 @@ def capture_import(
             author=user,
             details={"capture": capture.pk},
         )
-    from investigations.tasks import capture_analyse
-
     for capture in captures:
-        transaction.on_commit(lambda pk=capture.pk: capture_analyse.delay(pk))
+        enqueue("perfcase.capture_analyse", capture.pk)
     return captures
 
 
@@ -257,6 +261,7 @@ def capture_analysis_fail(*, capture_id: int, error: Phrase | str = OVERDUE) -> 
     )
 
 
+@overdue("capture_analysis")
 def captures_expire_overdue() -> int:
     """Fail the analyses past their deadline (their worker died or hung): the sweep."""
     overdue = Capture.objects.filter(

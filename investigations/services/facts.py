@@ -6,8 +6,8 @@ from django.utils import timezone
 from collectors.facts import FactsSnapshot
 from investigations.models import CollectionTarget, FactSnapshot, Investigation
 from investigations.services.checklist import checklist_refresh
-from investigations.services.collections import collection_complete_if_done, target_succeed
 from investigations.services.findings import findings_refresh
+from investigations.services.targets import collection_complete_if_done, target_succeed
 
 
 @transaction.atomic

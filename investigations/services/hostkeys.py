@@ -17,9 +17,10 @@ from collectors.errors import CollectorError
 from collectors.ssh import Connection, HostKey, scan_host_key
 from investigations.choices import HostTransport, ScanStatus
 from investigations.connections import endpoint_for
+from investigations.jobs import enqueue, overdue
 from investigations.models import Host
 from investigations.phrases import with_phrases
-from investigations.selectors.inventory import scan_seconds
+from investigations.selectors.inventory import SCAN_GRACE_SECONDS, SCAN_OVERDUE, scan_seconds
 
 
 def _refuse_unscannable(host: Host) -> None:
@@ -43,14 +44,8 @@ def host_key_scan_request(*, host: Host) -> Host:
     host.scan_status, host.scan_error, host.phrases = ScanStatus.SCANNING, "", {}
     host.scan_requested_at = timezone.now()
     host.save(update_fields=["scan_status", "scan_error", "phrases", "scan_requested_at"])
-    from investigations.tasks import host_key_scan_task
-
     seconds = scan_seconds()
-    transaction.on_commit(
-        lambda: host_key_scan_task.apply_async(
-            args=[host.pk], soft_time_limit=seconds, time_limit=seconds + 15
-        )
-    )
+    enqueue("perfcase.host_key_scan", host.pk, soft_time_limit=seconds, time_limit=seconds + 15)
     return host
 
 
@@ -67,6 +62,16 @@ def host_key_scan_run(*, host_id: int) -> None:
         host_key_scan_failed(host_id=host_id, error=" ".join(error.messages))
     else:
         Host.objects.filter(pk=host_id).update(scan_status=ScanStatus.DONE)
+
+
+@overdue("host_key_scan")
+def host_key_scans_expire_overdue() -> int:
+    """Fail the scans no worker finished in time (it was killed, or none runs), as the
+    host's page already reads them: the sweep."""
+    asked_before = timezone.now() - timedelta(seconds=scan_seconds() + SCAN_GRACE_SECONDS)
+    return Host.objects.filter(
+        scan_status=ScanStatus.SCANNING, scan_requested_at__lt=asked_before
+    ).update(scan_status=ScanStatus.FAILED, **with_phrases({"scan_error": SCAN_OVERDUE}))
 
 
 def host_key_scan_failed(*, host_id: int, error) -> None:

@@ -19,6 +19,7 @@ from investigations.choices import (
     EventKind,
     LadderStatus,
 )
+from investigations.jobs import overdue
 from investigations.models import Ladder, LadderSide, LadderStep
 from investigations.phrases import stored_phrase, with_phrases
 from investigations.selectors import ladder_points, ladder_sides
@@ -140,6 +141,7 @@ def ladder_side_finish(
         transaction.on_commit(lambda: ladder_finish_if_done(ladder_id=side.ladder_id))
 
 
+@overdue("ladder_side")
 def ladders_expire_overdue(*, ladder: Ladder | None = None) -> int:
     """Fail running sides past their deadline (their worker died or hung): of one ladder, or
     of all. Returns how many."""

@@ -26,6 +26,7 @@ from investigations.choices import (
     LoadKind,
     LoadTool,
 )
+from investigations.jobs import enqueue
 from investigations.models import Investigation, Ladder, LadderSide
 from investigations.phrases import message_of, with_phrases
 from investigations.selectors import ladder_load_generator
@@ -178,14 +179,8 @@ def ladder_request(
         ),
         user=user,
     )
-    from investigations.tasks import ladder_run
-
     limit = int(start_in + len(steps) * slot + settings.LADDER_GRACE_SECONDS)
-    transaction.on_commit(
-        lambda: ladder_run.apply_async(
-            args=[ladder.pk], soft_time_limit=limit, time_limit=limit + 30
-        )
-    )
+    enqueue("perfcase.ladder_run", ladder.pk, soft_time_limit=limit, time_limit=limit + 30)
     return ladder
 
 

@@ -27,8 +27,8 @@ from investigations.models import CollectionTarget, Host, Investigation, Profile
 from investigations.phrases import message_of
 from investigations.selectors.profiles import profile_pairs
 from investigations.services.checklist import checklist_evidence, checklist_refresh
-from investigations.services.collections import artifact_store, target_succeed
 from investigations.services.findings import PairVerdicts, findings_record
+from investigations.services.targets import artifact_store, target_succeed
 from investigations.services.timeline import label_phrase, timeline_event_log
 from investigations.uploads import too_large, uploads_read
 

@@ -7,13 +7,13 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import F, Q
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from investigations.choices import DeliveryStatus, EventKind
+from investigations.jobs import enqueue
 from investigations.models import Team, TimelineEvent, WebhookDelivery
 from investigations.phrases import stored_text
 from investigations.webhook_addresses import AddressRefused, webhook_address
@@ -49,9 +49,7 @@ def _event_payload(event: TimelineEvent) -> dict:
 
 
 def _enqueue(delivery: WebhookDelivery) -> WebhookDelivery:
-    from investigations.tasks import webhook_deliver
-
-    transaction.on_commit(lambda: webhook_deliver.delay(delivery.pk))
+    enqueue("perfcase.webhook_deliver", delivery.pk)
     return delivery
 
 

@@ -11,7 +11,6 @@ from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.utils.formats import number_format
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
@@ -28,6 +27,7 @@ from investigations.analysis.capture_charts import (
 from investigations.choices import CaptureStatus, Role
 from investigations.forms import attach_errors
 from investigations.forms.captures import CaptureImportForm
+from investigations.jobs import is_overdue
 from investigations.models import Capture
 from investigations.runs.packets import CaptureParameters
 from investigations.selectors.captures import capture_get, capture_pairs, captures_for
@@ -85,10 +85,8 @@ class CaptureRow:
 
 
 def _overdue(capture: Capture) -> bool:
-    return (
-        capture.status == CaptureStatus.ANALYSING
-        and capture.deadline_at is not None
-        and capture.deadline_at < timezone.now()
+    return is_overdue(
+        status=capture.status, deadline_at=capture.deadline_at, active=[CaptureStatus.ANALYSING]
     )
 
 

@@ -26,15 +26,7 @@ from investigations.services.checklist import (
 )
 from investigations.views.pages import form_failed, form_or, wants_partial
 from investigations.views.panels import panel
-
-
-def progress_bar(settled: int, total: int) -> dict:
-    """What _checklist_progress.html reads: items settled, all items, the percentage."""
-    return {
-        "settled": settled,
-        "total": total,
-        "percent": round(100 * settled / total) if total else 0,
-    }
+from investigations.views.progress import progress_bar
 
 
 def checklist_context(investigation, request: HttpRequest | None = None) -> dict:

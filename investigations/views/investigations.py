@@ -43,9 +43,9 @@ from investigations.services.investigations import (
     investigation_update,
     side_update,
 )
-from investigations.views.checklist import progress_bar
 from investigations.views.pages import form_failed, form_or, paginate, wants_partial
 from investigations.views.panels import panel, panel_menu, panels_html
+from investigations.views.progress import progress_bar
 
 
 @login_required

@@ -11,11 +11,9 @@ fast as an empty one, and each panel's queries run in a request of their own.
         return {"profiles": profiles_for(investigation=investigation)}
 """
 
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache, lru_cache
-from importlib import import_module
+from functools import lru_cache
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ImproperlyConfigured
@@ -69,22 +67,16 @@ def panel(*, name: str, title: str, template: str, order: int, half: bool = Fals
     return register
 
 
-@cache
-def _discover() -> None:
-    # A feature registers its panel when its views module is imported. Import every module
-    # of the views package once, so that no panel depends on someone else importing it first.
-    package = import_module("investigations.views")
-    for module in pkgutil.iter_modules(package.__path__):
-        import_module(f"{package.__name__}.{module.name}")
+# A feature registers its panel when its views module is imported: the app imports every
+# module of the views package once when it is ready (apps.py), so that no panel depends on
+# someone else importing it first, and this module imports none of them (they import it).
 
 
 def panels_in_order() -> list[Panel]:
-    _discover()
     return sorted(_registry.values(), key=lambda p: (p.order, p.name))
 
 
 def panel_named(name: str) -> Panel:
-    _discover()
     try:
         return _registry[name]
     except KeyError:

@@ -7,8 +7,8 @@ will send: scripts from our files only."""
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from investigations import tasks
 from investigations.models import Capture
+from investigations.services import captures as capture_services
 from investigations.services.captures import capture_analyse_stored, capture_import
 from tests.e2e.conftest import panels_loaded
 from tests.e2e.test_first_case import open_as
@@ -24,7 +24,9 @@ def no_worker(monkeypatch, settings, tmp_path):
     instead of a worker (nothing is left on the broker)."""
     settings.MEDIA_ROOT = str(tmp_path / "media")
     queued = []
-    monkeypatch.setattr(tasks.capture_analyse, "delay", queued.append)
+    monkeypatch.setattr(
+        capture_services, "enqueue", lambda name, capture_id, **options: queued.append(capture_id)
+    )
     return queued
 
 

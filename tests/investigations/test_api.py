@@ -32,7 +32,7 @@ from investigations.models import (
     Team,
     TimelineEvent,
 )
-from investigations.services.collections import collection_request, target_claim
+from investigations.services.collections import collection_request
 from investigations.services.facts import facts_store
 from investigations.services.hostkeys import host_key_scan
 from investigations.services.inventory import (
@@ -42,6 +42,7 @@ from investigations.services.inventory import (
     member_add,
 )
 from investigations.services.investigations import investigation_create, investigation_set_status
+from investigations.services.targets import target_claim
 from investigations.services.tokens import api_token_create, api_token_revoke
 from tests.conftest import (
     HOSTILE_STRINGS,

@@ -532,7 +532,8 @@ def test_a_capture_tied_to_a_ladder_step_starts_then_and_the_ladder_lists_it(per
 
     from investigations.runs.capture import Captured
     from investigations.services.captures import CaptureResult, capture_store
-    from investigations.services.collections import collection_request, target_claim
+    from investigations.services.collections import collection_request
+    from investigations.services.targets import target_claim
     from tests.investigations.test_profiles import ladder_of, service_hosts
 
     service_hosts(personas)

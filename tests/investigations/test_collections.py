@@ -9,10 +9,11 @@ from django.utils import timezone
 from collectors.facts import FactsSnapshot
 from investigations.choices import EventKind, FindingStatus, TargetStatus
 from investigations.models import Artifact, CollectionTarget, Finding, TimelineEvent
-from investigations.services.collections import collection_request, target_claim
+from investigations.services.collections import collection_request
 from investigations.services.facts import facts_store
 from investigations.services.findings import finding_set_status
 from investigations.services.inventory import host_create, member_add
+from investigations.services.targets import target_claim
 from investigations.tasks import collect_target
 from tests.conftest import ApiClient, wait_for
 

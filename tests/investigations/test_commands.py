@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 from django.core.management import CommandError, call_command
 
+from app.celery import app as celery_app
 from investigations import tasks
 from investigations.choices import (
     EventKind,
@@ -68,7 +69,9 @@ def demo(settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks):
     settings.MEDIA_ROOT = tmp_path / "media"
     enqueued = []
     monkeypatch.setattr(
-        tasks.collection_run, "apply_async", lambda args, **_: enqueued.append(args)
+        celery_app,
+        "send_task",
+        lambda name, args=(), **_: name == tasks.collection_run.name and enqueued.append(args),
     )
     with django_capture_on_commit_callbacks(execute=True):
         call_command("load_demo", stdout=StringIO())

@@ -14,12 +14,13 @@ from collectors.facts import FactsSnapshot
 from collectors.loadresults import parse
 from investigations.analysis.ladder import mark
 from investigations.choices import EventKind, HostRole
-from investigations.services.collections import collection_request, target_claim
+from investigations.services.collections import collection_request
 from investigations.services.facts import facts_store
 from investigations.services.inventory import host_create, member_add
 from investigations.services.ladder_imports import ladder_import
 from investigations.services.ladder_results import ladder_claim, ladder_step_store
 from investigations.services.ladders import ladder_request
+from investigations.services.targets import target_claim
 from tests.conftest import loaded_page
 from tests.investigations.test_collections import place_local_hosts
 

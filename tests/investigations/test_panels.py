@@ -10,8 +10,9 @@ from django.test import Client, override_settings
 from django.utils.html import escape
 
 from collectors.facts import FactsSnapshot
-from investigations.services.collections import collection_request, target_claim
+from investigations.services.collections import collection_request
 from investigations.services.facts import facts_store
+from investigations.services.targets import target_claim
 from investigations.views import panels
 from tests.conftest import HOSTILE_STRINGS, loaded_page
 from tests.investigations.test_collections import place_local_hosts

@@ -36,7 +36,7 @@ from investigations.services.checklist import (
     checklist_item_update,
     checklist_refresh,
 )
-from investigations.services.collections import collection_request, target_claim
+from investigations.services.collections import collection_request
 from investigations.services.facts import facts_store
 from investigations.services.findings import finding_set_status
 from investigations.services.inventory import host_create, member_add, member_remove
@@ -51,6 +51,7 @@ from investigations.services.path import (
     path_node_set_state,
     path_node_update,
 )
+from investigations.services.targets import target_claim
 from tests.conftest import HOSTILE_STRINGS, fresh, loaded_page
 from tests.investigations.test_collections import BASE, _store, place_local_hosts
 

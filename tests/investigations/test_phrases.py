@@ -13,9 +13,10 @@ from collectors.phrase import Phrase
 from investigations.choices import EventKind, HostRole
 from investigations.models import Finding, TimelineEvent
 from investigations.phrases import stored_text, translate
-from investigations.services.collections import collection_request, target_claim, target_fail
+from investigations.services.collections import collection_request
 from investigations.services.facts import facts_store
 from investigations.services.inventory import host_create, member_add
+from investigations.services.targets import target_claim, target_fail
 from investigations.services.timeline import timeline_entry_add
 from investigations.services.webhooks import _event_payload
 from tests.conftest import ApiClient, loaded_page

@@ -387,8 +387,8 @@ def test_the_ladder_knows_which_profile_belongs_to_which_step(personas):
     from collectors.profile import ProfileCheck, ProfileRequest
     from collectors.stacks import parse_folded
     from investigations.runs.capture import Captured
-    from investigations.services.collections import target_claim
     from investigations.services.profiles import ProfileResult, profile_store
+    from investigations.services.targets import target_claim
 
     service_hosts(personas)
     ladder = ladder_of(personas)

@@ -17,13 +17,9 @@ from investigations.models import CollectionTarget, TimelineEvent
 from investigations.runs import PLANS, plan_for
 from investigations.runs.facts import FactsPlan
 from investigations.runs.gate import StartGate
-from investigations.services.collections import (
-    collection_request,
-    target_claim,
-    target_deadline_seconds,
-    targets_keep_alive,
-)
+from investigations.services.collections import collection_request, target_deadline_seconds
 from investigations.services.inventory import credential_create
+from investigations.services.targets import target_claim, targets_keep_alive
 from investigations.worker import Sweeper
 from tests.conftest import ApiClient, start_worker, stop_worker, wait_for
 from tests.conftest import trust_host_key as trust

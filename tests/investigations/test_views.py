@@ -41,7 +41,7 @@ from investigations.models import (
     Team,
     TimelineEvent,
 )
-from investigations.services.collections import collection_request, target_claim
+from investigations.services.collections import collection_request
 from investigations.services.facts import facts_store
 from investigations.services.hostkeys import host_key_scan, host_key_scan_run
 from investigations.services.inventory import credential_create, host_create, member_add
@@ -50,6 +50,7 @@ from investigations.services.investigations import (
     investigation_set_status,
     investigation_update,
 )
+from investigations.services.targets import target_claim
 from investigations.services.teams import team_create
 from investigations.services.timeline import timeline_entry_add
 from investigations.services.tokens import api_token_create

@@ -1,8 +1,9 @@
 """A worker killed with SIGKILL (what `docker stop` does after 10 s, on every deploy) at any
-moment leaves nothing "running" or "queued" for long: once a worker is back, every target
-and every ladder side ends within its own deadline plus 30 s, failed with a message that
-names the cause, with nobody reading them (the checks read the database, not the API, which
-would show overdue work as failed on its own).
+moment leaves nothing "running" or "queued" for long: once a worker is back, every job of
+every kind (a collection's targets, a ladder's sides, a capture's analysis, a host-key scan)
+ends within its own deadline plus 30 s, failed by the one sweep (jobs/sweeper.py) with a
+message that names the cause, with nobody reading them (the checks read the database, not
+the API, which would show overdue work as failed on its own).
 
 The workers here run with short time limits (a 3 s connect timeout, a 6 s facts probe, a
 ladder grace of 5 s, a target grace of 10 s, a sweep every 2 s), the test process with the
@@ -12,22 +13,37 @@ production ones.
 
 import os
 import signal
+import socket
 import subprocess
+import threading
 import time
 import uuid
+from contextlib import contextmanager
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from app.celery import app
-from investigations.choices import NEVER_RAN, OVERDUE_MESSAGE, LadderStatus, TargetStatus
-from investigations.models import Collection, CollectionTarget, LadderSide
+from investigations.choices import (
+    NEVER_RAN,
+    OVERDUE_MESSAGE,
+    CaptureStatus,
+    LadderStatus,
+    ScanStatus,
+    TargetStatus,
+)
+from investigations.models import Capture, Collection, CollectionTarget, Host, LadderSide
+from investigations.selectors.inventory import SCAN_GRACE_SECONDS, scan_seconds
+from investigations.services.captures import capture_import
 from investigations.services.collections import collection_time_limit
-from investigations.services.inventory import credential_create
+from investigations.services.hostkeys import host_key_scan_request
+from investigations.services.inventory import credential_create, host_create
 from tests.conftest import ApiClient, start_worker, stop_worker, wait_for
 from tests.conftest import trust_host_key as trust
-from tests.investigations.test_captures import need_tcpdump
+from tests.investigations.test_captures import need_tcpdump, pcap_of, upload
 from tests.investigations.test_facts_end_to_end import place
 from tests.ladders import require
 from tests.loadservers import http_server
@@ -219,3 +235,88 @@ def test_a_worker_killed_mid_ladder_leaves_both_sides_failed_by_their_deadline(
             interval=0.5,
         )
     ended_in_time(sides.all(), LadderStatus.FAILED, OVERDUE_MESSAGE)
+
+
+def test_a_worker_killed_mid_capture_analysis_leaves_it_failed_by_its_deadline(personas, workers):
+    first, _ = workers()
+    with transaction.atomic():  # queued once the file is in place
+        (capture,) = capture_import(
+            investigation=personas.investigation,
+            user=personas.member,
+            side_key="a",
+            uploads=[upload("hung.pcap", pcap_of(1))],
+        )
+        # A named pipe nobody writes: the analysis opens it and waits, as on a hung disk.
+        stored = Path(capture.pcap.path)
+        stored.unlink()
+        os.mkfifo(stored)
+    try:
+        analysing = Capture.objects.filter(pk=capture.pk, status=CaptureStatus.ANALYSING)
+        wait_for(lambda: analysing.filter(deadline_at__isnull=False).exists(), timeout=60)
+        time.sleep(0.5)
+
+        kill_hard(first)
+        workers()
+
+        # Its moment comes sooner here (the test's patience): the kind's limit is 31 min.
+        analysing.update(deadline_at=timezone.now() + timedelta(seconds=2))
+        wait_for(lambda: not analysing.exists(), timeout=60, interval=0.5)
+    finally:
+        stored.unlink(missing_ok=True)
+    capture.refresh_from_db()
+    assert capture.status == CaptureStatus.FAILED, capture.status
+    assert "did not finish within its time limit" in capture.error, capture.error
+
+
+@contextmanager
+def silent_server():
+    """A port that accepts and never speaks, and an Event set once someone connected."""
+    server, connected, held = socket.socket(), threading.Event(), []
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    stop = threading.Event()
+
+    def accept():
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+                connected.set()
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], connected
+    finally:
+        stop.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+        server.close()
+
+
+def test_a_worker_killed_mid_scan_leaves_the_scan_failed_by_its_time_plus_the_grace(
+    personas, workers
+):
+    first, _ = workers()
+    with silent_server() as (port, connected):
+        host = host_create(
+            team=personas.team, name="hung", address="127.0.0.1", port=port, username="p"
+        )
+        host_key_scan_request(host=host)
+        assert connected.wait(60), "no worker began the scan"
+
+        kill_hard(first)
+        workers()
+
+        scanning = Host.objects.filter(pk=host.pk, scan_status=ScanStatus.SCANNING)
+        assert scanning.exists()
+        # Its moment comes sooner here: as if asked its time and the grace ago, less 2 s.
+        overdue = timedelta(seconds=scan_seconds() + SCAN_GRACE_SECONDS - 2)
+        scanning.update(scan_requested_at=timezone.now() - overdue)
+        wait_for(lambda: not scanning.exists(), timeout=60, interval=0.5)
+    host.refresh_from_db()
+    assert host.scan_status == ScanStatus.FAILED
+    assert "no worker finished the scan in time" in host.scan_error, host.scan_error

@@ -1,0 +1,264 @@
+"""Collection targets: the lifecycle of one host's part of a collection.
+
+queued -> running (claimed, with a deadline and the claim's number in `attempts`) ->
+succeeded, failed or cancelled. Every write after the claim names the claim, so a run that
+was superseded (its worker was thought dead) changes nothing. A target left running by a
+worker that stopped is resumed by the redelivered task; one past its deadline is failed by
+the sweep (jobs.sweep).
+
+The plans (runs/) and the kinds' services write through this module; requesting a
+collection (services/collections.py) is above them, since it asks the plans.
+"""
+
+from datetime import timedelta
+
+from django.core.files import File
+from django.db import transaction
+from django.db.models import F, Q, Value
+from django.db.models.functions import Greatest
+from django.utils import timezone
+from django.utils.translation import gettext_noop
+
+from collectors.phrase import Phrase, as_phrase, joined
+from investigations.choices import (
+    ENDED_TARGET_STATUSES,
+    NEVER_RAN,
+    OVERDUE_MESSAGE,
+    CollectionKind,
+    EventKind,
+    TargetStatus,
+)
+from investigations.jobs import overdue
+from investigations.models import Artifact, Collection, CollectionTarget
+from investigations.phrases import stored_phrase, with_phrases
+from investigations.services.timeline import label_phrase, timeline_event_log
+
+# A target whose worker stopped this many times (killed, restarted) is given up.
+MAX_CLAIMS = 3
+CANCELLED = Phrase(gettext_noop("Cancelled."))
+
+
+def targets_resume(*, collection_id: int, target_ids=None) -> None:
+    """Targets left running when their worker stopped (a redelivered task finds them):
+    queued again to be run now, or failed once they have been claimed MAX_CLAIMS times."""
+    running = CollectionTarget.objects.filter(
+        collection_id=collection_id, status=TargetStatus.RUNNING
+    )
+    if target_ids is not None:
+        running = running.filter(pk__in=target_ids)
+    given_up = running.filter(attempts__gte=MAX_CLAIMS).update(
+        status=TargetStatus.FAILED,
+        step="failed",
+        finished_at=timezone.now(),
+        **with_phrases(
+            {
+                "error": Phrase(
+                    gettext_noop(
+                        "The worker collecting from this host stopped %(times)s times (killed "
+                        "or restarted); gave up. Collect again once the workers are stable."
+                    ),
+                    times=MAX_CLAIMS,
+                )
+            }
+        ),
+    )
+    running.filter(attempts__lt=MAX_CLAIMS).update(
+        status=TargetStatus.QUEUED,
+        progress=0,
+        **with_phrases({"step": Phrase(gettext_noop("resuming: the worker running it stopped"))}),
+    )
+    if given_up:
+        collection_complete_if_done(collection_id=collection_id)
+
+
+def targets_claim(*, collection_id: int, seconds: int, target_ids=None) -> list:
+    """The collection's queued targets -> running, once: a task delivered twice finds
+    nothing left to claim. Returns them with host, credential, jump host and side loaded."""
+    now = timezone.now()
+    with transaction.atomic():
+        queued = CollectionTarget.objects.select_for_update().filter(
+            collection_id=collection_id, status=TargetStatus.QUEUED
+        )
+        if target_ids is not None:
+            queued = queued.filter(pk__in=target_ids)
+        ids = list(queued.values_list("pk", flat=True))
+        CollectionTarget.objects.filter(pk__in=ids).update(
+            status=TargetStatus.RUNNING,
+            started_at=now,
+            began_at=None,
+            deadline_at=now + timedelta(seconds=seconds),
+            attempts=F("attempts") + 1,
+            progress=5,
+            **with_phrases({"step": Phrase(gettext_noop("starting"))}),
+        )
+    return list(
+        CollectionTarget.objects.filter(pk__in=ids).select_related(
+            "collection__investigation", "host__credential", "host__jump_host__credential", "side"
+        )
+    )
+
+
+def targets_keep_alive(*, claims: list[tuple[int, int]], seconds: int) -> None:
+    """The running targets of these (target id, claim) pairs are alive: their deadlines move
+    to at least `seconds` from now (one statement)."""
+    if not claims:
+        return
+    claimed = Q()
+    for target_id, attempt in claims:
+        claimed |= Q(pk=target_id, attempts=attempt)
+    CollectionTarget.objects.filter(claimed, status=TargetStatus.RUNNING).update(
+        deadline_at=Greatest(F("deadline_at"), Value(timezone.now() + timedelta(seconds=seconds)))
+    )
+
+
+def target_claim(*, target_id: int, seconds: int) -> CollectionTarget | None:
+    """One queued target -> running, or None if it was not queued."""
+    target = CollectionTarget.objects.filter(pk=target_id).only("collection_id").first()
+    if target is None:
+        return None
+    claimed = targets_claim(
+        collection_id=target.collection_id, seconds=seconds, target_ids=[target_id]
+    )
+    return claimed[0] if claimed else None
+
+
+@transaction.atomic
+def targets_report(*, reports: dict[tuple[int, int], dict]) -> None:
+    """Progress, step or the moment each target began, {(target id, claim): changes}, from
+    that claim only: two statements a kind of change, however many targets report."""
+    claimed = Q()
+    for target_id, attempt in reports:
+        claimed |= Q(pk=target_id, attempts=attempt)
+    running = CollectionTarget.objects.select_for_update().filter(
+        claimed, status=TargetStatus.RUNNING
+    )
+    by_fields: dict[tuple[str, ...], list[CollectionTarget]] = {}
+    for target in running.only("pk", "attempts", "phrases"):
+        said = reports[(target.pk, target.attempts)]
+        changes = with_phrases(said, limits={"step": 200})
+        if "step" in said:  # the step's phrase replaces the one before (or goes with it)
+            kept = {k: v for k, v in target.phrases.items() if k != "step"}
+            changes["phrases"] = kept | changes.get("phrases", {})
+        for field, value in changes.items():
+            setattr(target, field, value)
+        by_fields.setdefault(tuple(sorted(changes)), []).append(target)
+    for fields, targets in by_fields.items():
+        CollectionTarget.objects.bulk_update(targets, fields)
+
+
+def target_succeed(*, target: CollectionTarget, attempt: int | None = None) -> bool:
+    """Running -> succeeded; with `attempt`, only if the target is still under that claim."""
+    running = CollectionTarget.objects.filter(pk=target.pk, status=TargetStatus.RUNNING)
+    if attempt is not None:
+        running = running.filter(attempts=attempt)
+    return bool(
+        running.update(
+            status=TargetStatus.SUCCEEDED, progress=100, step="done", finished_at=timezone.now()
+        )
+    )
+
+
+def target_fail(*, target_id: int, error: "str | Phrase", attempt: int | None = None) -> None:
+    """Queued or running -> failed, with a message a person can act on (a Phrase is read in
+    each person's language)."""
+    _target_end(target_id=target_id, status=TargetStatus.FAILED, error=error, attempt=attempt)
+
+
+def target_cancel(*, target_id: int, attempt: int | None = None) -> None:
+    """Queued or running -> cancelled (its collection was cancelled; what it had started on
+    its host was stopped), saying so."""
+    _target_end(
+        target_id=target_id, status=TargetStatus.CANCELLED, error=CANCELLED, attempt=attempt
+    )
+
+
+def _target_end(*, target_id: int, status: str, error: "str | Phrase", attempt: int | None):
+    targets = CollectionTarget.objects.filter(
+        pk=target_id, status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]
+    )
+    if attempt is not None:
+        targets = targets.filter(attempts=attempt)
+    updated = targets.update(
+        status=status,
+        step=status,
+        finished_at=timezone.now(),
+        **with_phrases({"error": as_phrase(error)}, limits={"error": 4000}),
+    )
+    if updated:
+        collection_complete_if_done(
+            collection_id=CollectionTarget.objects.get(pk=target_id).collection_id
+        )
+
+
+@overdue("collection_target")
+def targets_expire_overdue(*, collection: Collection | None = None) -> int:
+    """Fail running targets past their deadline (their worker died or hung): the sweep."""
+    overdue = CollectionTarget.objects.filter(
+        status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING], deadline_at__lt=timezone.now()
+    )
+    if collection is not None:
+        overdue = overdue.filter(collection=collection)
+    count = 0
+    for target in overdue.only("pk", "attempts", "status"):
+        never_ran = target.status == TargetStatus.QUEUED
+        target_fail(
+            target_id=target.pk,
+            error=Phrase(NEVER_RAN if never_ran else OVERDUE_MESSAGE),
+            attempt=target.attempts,
+        )
+        count += 1
+    return count
+
+
+def artifact_store(*, target: CollectionTarget, captured) -> Artifact:
+    """Keep a captured output (runs.capture.Captured) as the target's artifact."""
+    captured.file.seek(0)
+    artifact = Artifact(
+        collection_id=target.collection_id,
+        target=target,
+        name=captured.name,
+        size=captured.size,
+        sha256=captured.sha256,
+        truncated=captured.truncated,
+    )
+    artifact.file.save(captured.name, File(captured.file), save=False)
+    artifact.save()
+    return artifact
+
+
+@transaction.atomic
+def collection_complete_if_done(*, collection_id: int) -> None:
+    """Once every target has ended, say so on the timeline (once)."""
+    collection = Collection.objects.select_for_update().get(pk=collection_id)
+    if collection.completed_at is not None:
+        return
+    targets = list(collection.targets.select_related("host", "side"))
+    if any(t.status not in ENDED_TARGET_STATUSES for t in targets):
+        return
+    collection.completed_at = timezone.now()
+    collection.save(update_fields=["completed_at"])
+    failed = [t for t in targets if t.status == TargetStatus.FAILED]
+    cancelled = [t for t in targets if t.status == TargetStatus.CANCELLED]
+    summary = Phrase(
+        gettext_noop("%(kind)s collected from %(done)s of %(count)s hosts")
+        if not cancelled
+        else gettext_noop("%(kind)s cancelled: collected from %(done)s of %(count)s hosts"),
+        kind=label_phrase(CollectionKind(collection.kind).label),
+        done=len(targets) - len(failed) - len(cancelled),
+        count=len(targets),
+    )
+    if failed:
+        summary = Phrase(
+            gettext_noop("%(summary)s; failed: %(failures)s"),
+            summary=summary,
+            failures=joined(
+                Phrase("%(host)s: %(error)s", host=t.host.name, error=stored_phrase(t, "error"))
+                for t in failed
+            ),
+        )
+    timeline_event_log(
+        investigation=collection.investigation,
+        kind=EventKind.COLLECTION,
+        summary=summary,
+        details={"collection": collection.pk, "failed": [t.host_id for t in failed]},
+    )

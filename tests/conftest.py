@@ -215,6 +215,12 @@ SERIAL_TESTS = (
     "tests/investigations/test_ladder_tools.py::test_a_step_above_the_p99_limit",
     "tests/investigations/test_ladder_tools.py::test_the_breaking_reason_states_the_p99_limit",
     "tests/investigations/test_baselines_end_to_end.py::test_the_side_with_a_cpu_quota",
+    # How long a kill, a time limit and its grace take, by the clock.
+    "tests/collectors/test_loadrun.py::test_kill_command_stops_a_running_tool_within_a_second",
+    "tests/collectors/test_loadrun.py::test_timeout_ends_a_tool_that_overruns_its_limit",
+    "tests/collectors/test_loadrun.py::test_a_tool_that_ignores_term_is_killed_after_the_grace",
+    "tests/collectors/test_loadrun.py::test_a_running_load_tool_is_killed_through_its_pid_file",
+    "tests/collectors/test_ssh.py::test_a_command_past_its_timeout_raises_command_timed_out",
 )
 
 

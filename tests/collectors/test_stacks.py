@@ -20,7 +20,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -44,6 +43,7 @@ from collectors.stacks import (
     parse_py_spy,
     stack_percentages,
 )
+from tests.budget import within_a_second
 from tests.conftest import require_real_tool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -544,26 +544,24 @@ def hostile_inputs() -> list[bytes]:
 
 @pytest.mark.parametrize("data", hostile_inputs(), ids=lambda data: repr(data[:16]))
 def test_it_survives_hostile_perf_script_input_quickly(data):
-    started = time.monotonic()
-    try:
-        profile = fold_perf_script(data)
-    except ValueError as error:
-        assert "line" in str(error)
-    else:
-        assert isinstance(profile, FoldedProfile)
-        profile.text()
-    assert time.monotonic() - started < 5
+    with within_a_second("folding hostile input", budget=5.0):
+        try:
+            profile = fold_perf_script(data)
+        except ValueError as error:
+            assert "line" in str(error)
+        else:
+            assert isinstance(profile, FoldedProfile)
+            profile.text()
 
 
 @pytest.mark.parametrize("data", hostile_inputs(), ids=lambda data: repr(data[:16]))
 def test_it_reads_hostile_folded_input_or_refuses_it_with_a_value_error(data):
     for parse in (parse_folded, parse_async_profiler, parse_py_spy):
-        started = time.monotonic()
-        try:
-            parse(data).text()
-        except ValueError as error:
-            assert re.match(r"line \d+: ", str(error))
-        assert time.monotonic() - started < 5
+        with within_a_second(f"{parse.__name__} on hostile input", budget=5.0):
+            try:
+                parse(data).text()
+            except ValueError as error:
+                assert re.match(r"line \d+: ", str(error))
 
 
 def test_it_folds_a_huge_count_as_perl_does_into_a_double():
@@ -768,10 +766,9 @@ def test_it_merges_a_profile_of_twenty_thousand_stacks_into_a_few():
     profile = folded("\n".join(lines))
     assert len(profile.weights) > 19_000
 
-    started = time.monotonic()
-    merged = merge_small_frames(profile, percent=0.5)
+    with within_a_second("merging 19,000 stacks' small frames", budget=10.0):
+        merged = merge_small_frames(profile, percent=0.5)
 
-    assert time.monotonic() - started < 10
     assert len(merged.weights) < 2_000
     assert merged.total_weight == profile.total_weight
     shares = {s.name: s.total_count for s in function_shares(merged)}

@@ -4,12 +4,12 @@ differential view of two sides. Hand-made stacks: no database."""
 
 import json
 import random
-import time
 
 import pytest
 
 from collectors.stacks import FoldedProfile, merge_small_frames
 from investigations.analysis.flame import MAX_NODES, diff_tree, flame_tree
+from tests.budget import within_a_second
 
 # A web server's profile in miniature: 1000 samples, weights by period (x 1000).
 SERVER = {
@@ -179,15 +179,14 @@ def test_the_graph_cuts_what_merge_small_frames_cuts(threshold):
 def test_twenty_thousand_stacks_give_a_few_thousand_nodes_quickly():
     weights = random_stacks(20_000, seed=1)
     samples = {stack: weight // 10_007 for stack, weight in weights.items()}
-    started = time.perf_counter()
-    tree = flame_tree(weights, samples)
-    took = time.perf_counter() - started
+    # About 0.2 s of CPU here; CPU time, which a busy machine does not stretch as it does
+    # the clock's.
+    with within_a_second("20,000 stacks into a flame tree", budget=5.0):
+        tree = flame_tree(weights, samples)
     assert len(tree["nodes"]) <= MAX_NODES
     assert tree["merged"] > 1000
     assert tree["nodes"][0]["samples"] == sum(samples.values())
     assert sum(n["self"] for n in tree["nodes"]) == pytest.approx(100.0)
-    # Generous for a busy CI core: it takes about 0.2 s here.
-    assert took < 5, took
     assert len(json.dumps(tree)) < 2_000_000
 
 
@@ -326,11 +325,9 @@ def test_the_diff_merges_frames_narrow_in_the_shape_and_adds_up_both_sides():
 
 def test_a_diff_of_twenty_thousand_stacks_a_side_stays_small_and_quick():
     a, b = random_stacks(20_000, seed=1), random_stacks(20_000, seed=2)
-    started = time.perf_counter()
-    tree = diff_tree(a, b)
-    took = time.perf_counter() - started
+    with within_a_second("a diff of 20,000 stacks a side", budget=10.0):
+        tree = diff_tree(a, b)
     assert len(tree["nodes"]) <= MAX_NODES
-    assert took < 10, took
     for node in tree["nodes"]:
         assert node["delta"] == pytest.approx(node["b"] - node["a"], abs=1e-5)
     assert tree["nodes"][0]["a"] == tree["nodes"][0]["b"] == 100.0

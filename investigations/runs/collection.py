@@ -222,7 +222,10 @@ def _run_target(go: threading.Event, plan, run: TargetRun, connector) -> Outcome
                 run.progress(15, Phrase(_("connecting to %(address)s"), address=run.address))
                 with connector() as connection:
                     run.connection = connection
-                    return Outcome(run.target_id, run.attempt, result=plan.run(run))
+                    try:
+                        return Outcome(run.target_id, run.attempt, result=plan.run(run))
+                    finally:
+                        run.close_tools()  # whatever ended the run, nothing it started stays
             except RunCancelled:
                 return Outcome(run.target_id, run.attempt, cancelled=True)
             except CollectorError as error:

@@ -15,7 +15,7 @@ import logging
 import queue
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -366,12 +366,15 @@ def run_ladder(sides: list[LadderSide]) -> None:
     try:
         while pending and (give_up is None or time.monotonic() < give_up):
             try:
-                done, _running = wait(list(pending), timeout=0.25, return_when=FIRST_COMPLETED)
+                # Woken by what a side says (a step is stored the moment it ends), or after
+                # a quarter of a second. What the sides said comes first: a side's steps are
+                # stored before its end.
+                _write_reports(plan, reports, by_id, hosts, wait=0.25)
+                done, _running = wait(list(pending), timeout=0)
                 if not stop.is_set() and time.monotonic() - last_poll >= CANCEL_POLL_SECONDS:
                     last_poll = time.monotonic()
                     if ladder_cancel_requested(ladder_id=ladder_id):
                         stop.set()  # the sides stop what they started and end cancelled
-                # What the sides said first: a side's steps are stored before its end.
                 _write_reports(plan, reports, by_id, hosts)
                 for future in done:
                     plan.store(target=by_id[pending.pop(future)], result=future.result())
@@ -399,13 +402,17 @@ def _seconds_left(side: LadderSide) -> float:
     return max(0.0, (side.deadline_at - timezone.now()).total_seconds())
 
 
-def _write_reports(plan: LadderPlan, reports: queue.SimpleQueue, by_id: dict, hosts: dict):
-    """The sides' progress and finished steps since the last look, in the order said."""
+def _write_reports(
+    plan: LadderPlan, reports: queue.SimpleQueue, by_id: dict, hosts: dict, wait: float = 0
+):
+    """The sides' progress and finished steps since the last look, in the order said (the
+    first waited for at most `wait` seconds)."""
     while True:
         try:
-            side_id, changes = reports.get_nowait()
+            side_id, changes = reports.get(timeout=wait) if wait else reports.get_nowait()
         except queue.Empty:
             return
+        wait = 0
         if "step" in changes:
             ladder_side_progress(side_id=side_id, step=changes["step"])
         if "stored" in changes:

@@ -15,6 +15,7 @@ ends cancelled and what the tool had made so far is dropped. The runner closes `
 at the run's end, so nothing the run started outlives it.
 """
 
+import logging
 import secrets
 import threading
 import time
@@ -25,16 +26,24 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from collectors.errors import CollectorError
 from collectors.loadrun import pidfile
 from collectors.phrase import Phrase
+from collectors.phrase import gettext_noop as _
 from investigations.runs.capture import Captured, capture
 from investigations.runs.gate import StartGate, StepGate
 from investigations.runs.remote import RemoteTools, RunCancelled
 
-__all__ = ["Plan", "RunCancelled", "TargetRun"]
+__all__ = ["Outcome", "Plan", "RunCancelled", "TargetRun", "run_target"]
+
+logger = logging.getLogger(__name__)
+
+# A transient network error is tried again this many times in all, within the deadline.
+MAX_TRIES = 3
 
 
 @dataclass
@@ -214,3 +223,62 @@ class Plan(ABC):
     def refresh(self, *, investigation) -> None:
         """After a batch of stored results: re-run what reads them (rules, checklist)."""
         return None  # a kind nothing else reads needs no refresh
+
+
+@dataclass
+class Outcome:
+    """How one target's run ended, for its runner to write."""
+
+    target_id: int
+    attempt: int
+    result: object = None
+    error: Phrase | None = None
+    cancelled: bool = False
+
+
+def run_target(
+    go: threading.Event, plan: Plan, run: TargetRun, connector, *, tries: int = MAX_TRIES
+) -> Outcome:
+    """In a thread of its own (every runner's: a collection's targets, a ladder's sides):
+    connect, run the plan, stop whatever it left running; transient network errors are
+    tried again (at most `tries` times in all) while the deadline allows."""
+    go.wait()
+    # Its own time, counted from the collection's planned start (a profile tied to a ladder's
+    # step may wait minutes for it).
+    wait = max(0.0, (run.gate.not_before - timezone.now()).total_seconds())
+    run.deadline = time.monotonic() + wait + plan.seconds_for(run.parameters)
+    tried = 0
+    try:
+        while True:
+            tried += 1
+            try:
+                run.progress(15, Phrase(_("connecting to %(address)s"), address=run.address))
+                with connector() as connection:
+                    run.connection = connection
+                    try:
+                        return Outcome(run.target_id, run.attempt, result=plan.run(run))
+                    finally:
+                        run.close_tools()  # whatever ended the run, nothing it started stays
+            except RunCancelled:
+                return Outcome(run.target_id, run.attempt, cancelled=True)
+            except CollectorError as error:
+                if run.stop.is_set():  # stopped by a cancel or the time limit: no retry
+                    return Outcome(run.target_id, run.attempt, error=error.phrase)
+                pause = 2 * tried
+                if (
+                    not error.transient
+                    or tried >= tries
+                    or run.remaining() < pause + settings.SSH_CONNECT_TIMEOUT
+                ):
+                    return Outcome(run.target_id, run.attempt, error=error.phrase)
+                run.progress(5, Phrase(_("retrying: %(error)s"), error=error.phrase))
+                time.sleep(pause)
+    except Exception as error:  # a bug, not the host: fail the target visibly
+        logger.exception("%s run %s failed", plan.kind, run.target_id)
+        return Outcome(
+            run.target_id,
+            run.attempt,
+            error=Phrase(_("Internal error: %(error)s"), error=f"{type(error).__name__}: {error}"),
+        )
+    finally:
+        run.leave()

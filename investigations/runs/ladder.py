@@ -1,17 +1,17 @@
 """The ladder as a Plan: each side's load generator runs the steps, both sides in lockstep.
 
 A ladder is not a Collection (its sides are LadderSide rows, its steps LadderStep rows), so
-run_ladder below runs its sides the way runs/collection.py runs a collection's targets:
-a thread per side with a TargetRun (its connection the side's load generator), one StepGate
-for both sides, one writer. LadderPlan.run is what one side does: every step a `together()`
-step of both sides on the ladder's schedule, its warm-up, load tool and samplers started
-through the run's remote tools (runs/remote.py, as every kind's: PID files of the run's own,
-stopped on a cancel or at the time limit, and removed at the end). It touches no database:
-each step's result goes to the runner (run.report), which stores it as the step ends; the
-side's end comes back as its result, which `store` writes.
+run_ladder below runs its sides the way runs/collection.py runs a collection's targets: a
+thread per side running the shared run_target (runs/base.py) with a TargetRun (its
+connection the side's load generator), one StepGate for both sides, one writer.
+LadderPlan.run is what one side does: every step a `together()` step of both sides on the
+ladder's schedule, its warm-up, load tool and samplers started through the run's remote
+tools (runs/remote.py, as every kind's: PID files of the run's own, stopped on a cancel or
+at the time limit, and removed at the end). It touches no database: each step's result goes
+to the runner (run.report), which stores it as the step ends; the side's end comes back as
+its result, which `store` writes.
 """
 
-import logging
 import queue
 import threading
 import time
@@ -45,17 +45,15 @@ from investigations.analysis.steps import breaking_reason
 from investigations.choices import LadderStatus, LoadKind
 from investigations.connections import connector_for
 from investigations.models import LadderSide, LadderStep
-from investigations.runs.base import Plan, RunCancelled, TargetRun
+from investigations.runs.base import Outcome, Plan, RunCancelled, TargetRun, run_target
 from investigations.runs.gate import StartGate, StepGate
-from investigations.runs.remote import run_output, run_text, tools_on
+from investigations.runs.remote import CANCELLED, run_output, run_text, tools_on
 from investigations.selectors import ladder_cancel_requested, ladder_service_hosts
 from investigations.services.ladder_results import (
     ladder_side_finish,
     ladder_side_progress,
     ladder_step_store,
 )
-
-logger = logging.getLogger(__name__)
 
 LATE = Phrase(_("Gave up: the ladder ran past its time limit."))
 CANCEL_POLL_SECONDS = 1.0
@@ -95,6 +93,7 @@ def side_parameters(side, service_hosts, connectors) -> dict:
         "url": side.url,
         "generator": side.load_generator.name,
         "service_hosts": [(host.pk, host.name, connectors[host.pk]) for host in service_hosts],
+        "seconds": _seconds_left(side),  # until the side's deadline
     }
 
 
@@ -107,6 +106,9 @@ class LadderPlan(Plan):
     @property
     def target_seconds(self) -> int:
         return 0  # the ladder's task limits come from its length (services/ladders.py)
+
+    def seconds_for(self, parameters: dict) -> int:
+        return parameters["seconds"]
 
     def run(self, run: TargetRun) -> SideEnd:
         ladder = run.parameters["ladder"]
@@ -122,7 +124,7 @@ class LadderPlan(Plan):
                 # Both sides begin each step together, on the ladder's schedule.
                 run.together(f"step:{index}", max_wait=ladder.slot_seconds + 60)
                 run.tools.until(planned, late=LATE)
-                run.report(run.target_id, run.attempt, step=index)
+                run.report(run.target_id, run.attempt, ladder_step=index)
                 step = self._step(run, samplers, index, load, planned)
                 reason = breaking_reason(ladder, step)
                 if reason:
@@ -346,22 +348,27 @@ def run_ladder(sides: list[LadderSide]) -> None:
             address=side.load_generator.address,
             side=side.side.key,
             parameters=side_parameters(side, service_hosts, _connectors(service_hosts)),
-            deadline=time.monotonic() + _seconds_left(side),
-            gate=StartGate(parties=1, not_before=timezone.now(), max_wait=0),
+            deadline=0.0,  # set when its thread starts (run_target)
+            gate=None,
             report=report,
             host_id=side.load_generator_id,
             stop=stop,
         )
     if not runs:
         return
+    # The sides begin no step apart (the schedule says when); neither waits at the start.
+    gate = StartGate(parties=len(runs), not_before=timezone.now(), max_wait=0)
     steps = StepGate(parties=len(runs))
     for run in runs.values():
-        run.steps = steps
+        run.gate, run.steps = gate, steps
+    go = threading.Event()
     pool = ThreadPoolExecutor(max_workers=len(runs), thread_name_prefix="ladder")
+    # The collections' thread runner, with no retry: a side's steps are not run twice.
     pending = {
-        pool.submit(_run_side, plan, run, connectors[side_id]): side_id
+        pool.submit(run_target, go, plan, run, connectors[side_id], tries=1): side_id
         for side_id, run in runs.items()
     }
+    go.set()
     ladder_id, last_poll, give_up = sides[0].ladder_id, 0.0, None
     try:
         while pending and (give_up is None or time.monotonic() < give_up):
@@ -377,13 +384,22 @@ def run_ladder(sides: list[LadderSide]) -> None:
                         stop.set()  # the sides stop what they started and end cancelled
                 _write_reports(plan, reports, by_id, hosts)
                 for future in done:
-                    plan.store(target=by_id[pending.pop(future)], result=future.result())
+                    plan.store(target=by_id[pending.pop(future)], result=_end(future.result()))
             except SoftTimeLimitExceeded:
                 for run in runs.values():
                     run.deadline = 0.0  # out of time: the sides stop their tools and fail
                 give_up = time.monotonic() + GIVE_UP_SECONDS
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _end(outcome: Outcome) -> SideEnd:
+    """A side's end from its run's outcome (connecting failed, or the plan's own end)."""
+    if outcome.cancelled:
+        return SideEnd(LadderStatus.CANCELLED, CANCELLED)
+    if outcome.error is not None:
+        return SideEnd(LadderStatus.FAILED, outcome.error)
+    return outcome.result
 
 
 def _connectors(service_hosts) -> dict:
@@ -413,28 +429,7 @@ def _write_reports(
         except queue.Empty:
             return
         wait = 0
-        if "step" in changes:
-            ladder_side_progress(side_id=side_id, step=changes["step"])
+        if "ladder_step" in changes:  # (a collection's progress and step say nothing here)
+            ladder_side_progress(side_id=side_id, step=changes["ladder_step"])
         if "stored" in changes:
             plan.store_step(side=by_id[side_id], done=changes["stored"], hosts=hosts)
-
-
-def _run_side(plan: LadderPlan, run: TargetRun, connector) -> SideEnd:
-    """In a thread of its own: connect to the load generator and run the side's steps."""
-    try:
-        with connector() as connection:
-            run.connection = connection
-            try:
-                return plan.run(run)
-            finally:
-                run.close_tools()
-    except CollectorError as error:
-        return SideEnd(LadderStatus.FAILED, error.phrase)
-    except Exception as error:  # a bug: fail the side visibly rather than leave it running
-        logger.exception("ladder side %s failed", run.target_id)
-        return SideEnd(
-            LadderStatus.FAILED,
-            Phrase(_("Internal error: %(error)s"), error=f"{type(error).__name__}: {error}"),
-        )
-    finally:
-        run.leave()  # the other side is not waited for at any later step

@@ -91,7 +91,6 @@ def side_parameters(side, service_hosts, connectors) -> dict:
         "ladder": ladder,  # read only: its limits and schedule (no query)
         "side": side.side.key,
         "url": side.url,
-        "generator": side.load_generator.name,
         "service_hosts": [(host.pk, host.name, connectors[host.pk]) for host in service_hosts],
         "seconds": _seconds_left(side),  # until the side's deadline
     }
@@ -108,7 +107,7 @@ class LadderPlan(Plan):
         return 0  # the ladder's task limits come from its length (services/ladders.py)
 
     def seconds_for(self, parameters: dict) -> int:
-        return parameters["seconds"]
+        return int(parameters["seconds"])
 
     def run(self, run: TargetRun) -> SideEnd:
         ladder = run.parameters["ladder"]

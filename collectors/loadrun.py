@@ -29,9 +29,12 @@ WRAPPER = (
 # through their files (`stop_tools`), put before the probe scripts of the long-running tools
 # (capture, profile, baseline); the kill command of every run is stop_tools.
 STOPPABLE = (Path(__file__).parent / "probes" / "stoppable.sh").read_text()
+# The kill command ends the tools of the PID files it is given and removes the other files
+# (a run's scratch files, Perfcase's own names).
 KILL = (
     "\n".join(line for line in STOPPABLE.splitlines() if not line.lstrip().startswith("#"))
-    + '\nstop_tools "$@"'
+    + '\nfor pc_file in "$@"; do case $pc_file in *.pid) stop_tools "$pc_file" ;;'
+    + ' *) rm -f -- "$pc_file" ;; esac; done'
 )
 
 # RFC 3986's characters, less the single quote.
@@ -197,7 +200,8 @@ def sampler_command(tool: str, seconds: int, pidfile: str) -> list[str]:
 
 
 def kill_command(pidfiles: list[str]) -> list[str]:
-    """One command that ends the tools these PID files name and removes the files."""
+    """One command that ends the tools these PID files name and removes the files (a name
+    not ending in .pid, a scratch file, is only removed)."""
     return ["sh", "-c", KILL, "sh", *pidfiles]
 
 

@@ -17,6 +17,13 @@ INSTALL_HINT = {
     "mpstat": "apt-get install sysstat",
     "perf": "apt-get install linux-perf",
     "tcpdump": "apt-get install tcpdump",
+    # The baseline pack's benchmarks.
+    "sysbench": "apt-get install sysbench",
+    "fio": "apt-get install fio",
+    "iperf3": "apt-get install iperf3",
+    "qperf": "apt-get install qperf",
+    "stress-ng": "apt-get install stress-ng",
+    "ping": "apt-get install iputils-ping",
 }
 
 _WHICH = 'for t in "$@"; do command -v "$t" >/dev/null 2>&1 && echo "$t"; done'

@@ -164,14 +164,6 @@ BENCHMARKS: tuple[Benchmark, ...] = (
 BY_KEY = {benchmark.key: benchmark for benchmark in BENCHMARKS}
 TOOLS = sorted({benchmark.tool for benchmark in BENCHMARKS})
 SERVER_TOOLS = ("iperf3", "qperf")
-INSTALL_HINT = {
-    "sysbench": "apt-get install sysbench",
-    "fio": "apt-get install fio",
-    "iperf3": "apt-get install iperf3",
-    "qperf": "apt-get install qperf",
-    "stress-ng": "apt-get install stress-ng",
-    "ping": "apt-get install iputils-ping",
-}
 
 
 def metric_of(benchmark: str, metric: str) -> Metric | None:

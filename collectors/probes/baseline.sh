@@ -60,17 +60,6 @@ serve)
     echo "$tool found no free port" >&2
     exit 3
     ;;
-stop)
-    # stop FILE...: end what each PID file names (stop_tools) and remove the files (PID
-    # files and scratch files alike).
-    for file in "$@"; do
-        case "$file" in
-        *.pid) stop_tools "$file" ;;
-        *) rm -f "$file" ;;
-        esac
-    done
-    true
-    ;;
 *)
     echo "unknown step $step" >&2
     exit 2

@@ -3,8 +3,10 @@
 A Collection's kind chooses its Plan (runs/base.py). The runner (runs/collection.py) claims
 the targets, runs every one at once in threads (one SSH connection each), starts them
 together (runs/gate.py), streams outputs into hashed files (runs/capture.py) and hands each
-result to the plan's service. The ladder (runs/ladder.py) runs on the same remote
-machinery (runs/remote.py). To add a kind, see "Adding an evidence kind" in the README.
+result to the plan's service. Every kind's tools on the hosts run through one mechanism
+(runs/remote.py: PID files, stop on a cancel or the time limit, cleanup). The ladder is a
+Plan too (runs/ladder.py), run the same way over its own sides. To add a kind, see "Adding
+an evidence kind" in the README.
 """
 
 import importlib

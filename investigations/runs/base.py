@@ -8,43 +8,42 @@ shared machinery: `begin()` (the planned start, together with the other targets)
 the collection's runner, which hands it to the plan's `store` in the task's own thread.
 
 A cancel sets `run.stop`. A plan whose tool runs long starts it stoppable (a PID file of the
-run's own, `run.pidfile()`) and waits for it with `run.watch()`, which on a cancel ends the
-tool through a second command over the same connection (loadrun.kill_command, the
-stop_tools of probes/stoppable.sh) and raises RunCancelled: the target ends cancelled and
-what the tool had made so far is dropped.
+run's own, `run.pidfile()`) through `run.tools` (runs/remote.py, the one remote-tools
+mechanism of every kind) and waits for it with `run.watch()`, which on a cancel ends the
+tool through a second command over the same connection and raises RunCancelled: the target
+ends cancelled and what the tool had made so far is dropped. The runner closes `run.tools`
+at the run's end, so nothing the run started outlives it.
 """
 
+import logging
 import secrets
 import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from collectors.errors import CollectorError
-from collectors.loadrun import kill_command, pidfile
+from collectors.loadrun import pidfile
 from collectors.phrase import Phrase
 from collectors.phrase import gettext_noop as _
 from investigations.runs.capture import Captured, capture
 from investigations.runs.gate import StartGate, StepGate
-from investigations.runs.remote import run_text
+from investigations.runs.remote import RemoteTools, RunCancelled
 
-CANCELLED = Phrase(_("Cancelled."))
-# How long a cancel waits for a stopped tool's command to end, asking again every 2 s.
-STOP_SECONDS = 10.0
+__all__ = ["Outcome", "Plan", "RunCancelled", "TargetRun", "run_target"]
 
+logger = logging.getLogger(__name__)
 
-class RunCancelled(CollectorError):
-    """The collection was cancelled: the target stopped what it had started."""
-
-    def __init__(self):
-        super().__init__(CANCELLED)
+# A transient network error is tried again this many times in all, within the deadline.
+MAX_TRIES = 3
 
 
 @dataclass
@@ -68,6 +67,20 @@ class TargetRun:
     left: bool = False
     # Makes the run's PID file names its own (another installation may use the same hosts).
     token: str = field(default_factory=lambda: secrets.token_hex(4), repr=False)
+    _tools: RemoteTools | None = field(default=None, repr=False)
+
+    @property
+    def tools(self) -> RemoteTools:
+        """The tools this run has going on its hosts (runs/remote.py)."""
+        if self._tools is None:
+            self._tools = RemoteTools(stop=self.stop, remaining=self.remaining)
+        return self._tools
+
+    def close_tools(self) -> None:
+        """The run's end: every tool it still has going stopped, its files removed."""
+        if self._tools is not None:
+            self._tools.close()
+            self._tools = None  # a retry starts with tools of its own
 
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
@@ -118,44 +131,22 @@ class TargetRun:
         """A PID file of this run's on its host: numbers and fixed words only."""
         return pidfile(kind, self.target_id, self.attempt, self.token, *more)
 
-    def stop_tools(self, pidfiles) -> None:
-        """End the tools these PID files name, through a second command on the connection."""
-        try:
-            run_text(self.connection, kill_command(sorted(pidfiles)), timeout=15)
-        except CollectorError:
-            pass  # the tools' own timeout(1) still ends them
-
-    def check_stop(self) -> None:
-        """Raise RunCancelled once the collection is cancelled (between a plan's steps)."""
-        if self.stop.is_set():
-            raise RunCancelled()
+    def check_stop(self, late: "Phrase | None" = None) -> None:
+        """Raise RunCancelled once the run is cancelled (between a plan's steps); with
+        `late`, a CollectorError once it is out of time."""
+        self.tools.check(late)
 
     def watch(
         self,
         running: Future,
         *,
-        stop: Callable[[], None],
         late: "Phrase | None" = None,
         tick: Callable[[], None] | None = None,
     ):
-        """Wait for a command running in another thread (calling `tick` every second) and
-        return its result. On a cancel, or (with `late`) two seconds before the deadline,
-        `stop` ends what it started on the host; once the command has ended (or STOP_SECONDS
-        have passed) RunCancelled, or a CollectorError with `late`, is raised, and whatever
-        the command brings back afterwards is closed."""
-        last = time.monotonic()
-        while not wait([running], timeout=0.25).done:
-            if self.stop.is_set() or (late is not None and self.remaining() < 2):
-                given_up = time.monotonic() + STOP_SECONDS
-                stop()
-                while not wait([running], timeout=2).done and time.monotonic() < given_up:
-                    stop()
-                running.add_done_callback(_close_result)
-                raise RunCancelled() if self.stop.is_set() else CollectorError(late)
-            if tick is not None and time.monotonic() - last >= 1:
-                last = time.monotonic()
-                tick()
-        return running.result()
+        """Wait for a command started through `run.tools` (RemoteTools.wait): on a cancel,
+        or with `late` at the deadline, every tool of the run is stopped and the wait
+        raises."""
+        return self.tools.wait(running, late=late, tick=tick)
 
     def capture_reporting(
         self, argv, *, pidfile: str, report: Callable | None = None, **options
@@ -164,26 +155,12 @@ class TargetRun:
         `report(seconds since it started) -> (percent, step)` written as the target's
         progress every second while it runs (a recording of a minute or five says how far
         it is)."""
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="capture")
-        try:
-            running = pool.submit(self.capture, argv, **options)
-            started = time.monotonic()
-            return self.watch(
-                running,
-                stop=lambda: self.stop_tools([pidfile]),
-                tick=report and (lambda: self.progress(*report(time.monotonic() - started))),
-            )
-        finally:
-            pool.shutdown(wait=False)
-
-
-def _close_result(future: Future) -> None:
-    """What a stopped command brought back is half-made: closed, never kept."""
-    if not future.cancelled() and future.exception() is None:
-        result = future.result()
-        close = getattr(result, "close", None)
-        if close is not None:
-            close()
+        running = self.tools.start(self.connection, self.capture, argv, files=[pidfile], **options)
+        started = time.monotonic()
+        return self.watch(
+            running,
+            tick=report and (lambda: self.progress(*report(time.monotonic() - started))),
+        )
 
 
 class Plan(ABC):
@@ -246,3 +223,62 @@ class Plan(ABC):
     def refresh(self, *, investigation) -> None:
         """After a batch of stored results: re-run what reads them (rules, checklist)."""
         return None  # a kind nothing else reads needs no refresh
+
+
+@dataclass
+class Outcome:
+    """How one target's run ended, for its runner to write."""
+
+    target_id: int
+    attempt: int
+    result: object = None
+    error: Phrase | None = None
+    cancelled: bool = False
+
+
+def run_target(
+    go: threading.Event, plan: Plan, run: TargetRun, connector, *, tries: int = MAX_TRIES
+) -> Outcome:
+    """In a thread of its own (every runner's: a collection's targets, a ladder's sides):
+    connect, run the plan, stop whatever it left running; transient network errors are
+    tried again (at most `tries` times in all) while the deadline allows."""
+    go.wait()
+    # Its own time, counted from the collection's planned start (a profile tied to a ladder's
+    # step may wait minutes for it).
+    wait = max(0.0, (run.gate.not_before - timezone.now()).total_seconds())
+    run.deadline = time.monotonic() + wait + plan.seconds_for(run.parameters)
+    tried = 0
+    try:
+        while True:
+            tried += 1
+            try:
+                run.progress(15, Phrase(_("connecting to %(address)s"), address=run.address))
+                with connector() as connection:
+                    run.connection = connection
+                    try:
+                        return Outcome(run.target_id, run.attempt, result=plan.run(run))
+                    finally:
+                        run.close_tools()  # whatever ended the run, nothing it started stays
+            except RunCancelled:
+                return Outcome(run.target_id, run.attempt, cancelled=True)
+            except CollectorError as error:
+                if run.stop.is_set():  # stopped by a cancel or the time limit: no retry
+                    return Outcome(run.target_id, run.attempt, error=error.phrase)
+                pause = 2 * tried
+                if (
+                    not error.transient
+                    or tried >= tries
+                    or run.remaining() < pause + settings.SSH_CONNECT_TIMEOUT
+                ):
+                    return Outcome(run.target_id, run.attempt, error=error.phrase)
+                run.progress(5, Phrase(_("retrying: %(error)s"), error=error.phrase))
+                time.sleep(pause)
+    except Exception as error:  # a bug, not the host: fail the target visibly
+        logger.exception("%s run %s failed", plan.kind, run.target_id)
+        return Outcome(
+            run.target_id,
+            run.attempt,
+            error=Phrase(_("Internal error: %(error)s"), error=f"{type(error).__name__}: {error}"),
+        )
+    finally:
+        run.leave()

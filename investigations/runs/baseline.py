@@ -11,12 +11,11 @@ at the step; the servers are stopped after the last network step.
 
 Whatever ends a run (done, a failure, a cancel, the time limit), everything it started is
 stopped and its scratch file removed: each command runs under timeout(1) with its PID in a
-file (the probe script's "run"), and the finally below ends them all and removes the file.
+file (the probe script's "run"), started through the run's remote tools (runs/remote.py, as
+every kind's), which end them all and remove the files when the run ends.
 """
 
-import io
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from django import forms
@@ -44,7 +43,6 @@ from collectors.baseline.suite import (
     DEFAULT_FILE_MB,
     DEFAULT_REPEAT,
     DEFAULT_SECONDS,
-    INSTALL_HINT,
     MAX_FILE_MB,
     MAX_REPEAT,
     MAX_SCRATCH_DIR,
@@ -54,17 +52,18 @@ from collectors.baseline.suite import (
 )
 from collectors.errors import CollectorError
 from collectors.phrase import Phrase
+from collectors.tools import missing_tool_message
 from investigations.choices import BaselineStatus, CollectionKind
 from investigations.phrases import message_of
 from investigations.runs.base import Plan, TargetRun
 from investigations.runs.capture import Captured, HashingFile
 from investigations.runs.registry import register
+from investigations.runs.remote import run_output
 from investigations.selectors.baselines import baseline_network_pairs
 from investigations.services.baselines import baseline_refresh, baseline_store
 
 CHECK_TIMEOUT = 30.0
 OUT_OF_TIME = Phrase(gettext_noop("Gave up: the baseline pack went past its time limit."))
-OUTPUT_LIMIT = 4 * 1024 * 1024
 
 
 class BaselineParameters(forms.Form):
@@ -156,75 +155,62 @@ def _steps(parameters: dict) -> list[tuple[str, Benchmark | None, int]]:
     return steps
 
 
-def _not_installed(tool: str, host: str) -> Phrase:
-    return Phrase(
-        gettext_noop("%(tool)s is not installed on %(host)s (%(hint)s)"),
-        tool=tool,
-        host=host,
-        hint=INSTALL_HINT.get(tool, "apt-get install " + tool),
-    )
+class _Record:
+    """Every output of one target's run, as it came, in a hashed temporary file."""
 
-
-class _Host:
-    """One target's side of the run: its commands, the PID files and the scratch file it
-    has going, and the record of every output."""
-
-    def __init__(self, run: TargetRun):
-        self.run = run
-        self.started: set[str] = set()  # PID files and the scratch file
+    def __init__(self):
         self.raw = tempfile.TemporaryFile()
         self.sink = HashingFile(self.raw)
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="baseline-cmd")
-        self.counter = 0
+        self.count = 0  # the repetitions run so far: each names its own PID file
 
-    def call(self, step: str, *words, timeout: float = 30.0) -> tuple[str, str, int | None]:
-        """A short probe step (check, serve, stop): its output, stderr and exit status."""
-        sink = io.BytesIO()
-        result = self.run.connection.run(
-            probe_argv(step, *words),
-            sink=sink,
-            stdin=SCRIPT,
-            timeout=max(1.0, min(timeout, self.run.remaining())),
-            max_bytes=OUTPUT_LIMIT,
-        )
-        return sink.getvalue().decode("utf-8", "replace"), result.stderr, result.exit_status
-
-    def measure(self, name: str, argv: list[str], limit: int, scratch: str = "-"):
-        """One repetition under the probe's "run" wrapper; stopped (and everything it
-        started ended) on a cancel or the time limit."""
-        self.counter += 1
-        pid = self.run.pidfile("baseline", self.counter)
-        self.started.add(pid)
-        running = self.pool.submit(self.call, "run", pid, limit, scratch, *argv, timeout=limit + 15)
-        output, stderr, status = self.run.watch(running, stop=self.stop_all, late=OUT_OF_TIME)
-        self.started.discard(pid)
+    def write(self, name: str, output: str, stderr: str, status) -> None:
         self.sink.write(f"### {name} (exit {status})\n".encode())
         self.sink.write(output.encode() + b"\n")
         if stderr.strip():
             self.sink.write(b"### stderr\n" + stderr.encode()[-4000:] + b"\n")
-        return output, stderr, status
 
-    def stop_all(self) -> None:
-        """End everything this run started on the host and remove its scratch file."""
-        if self.started:
-            try:
-                self.call("stop", *sorted(self.started), timeout=15)
-                self.started.clear()
-            except CollectorError:
-                pass  # the tools' own timeout(1) still ends them; the wrapper removes files
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
-
-    def captured(self) -> Captured:
+    def captured(self, run: TargetRun) -> Captured:
         return Captured(
-            name=f"baseline-{self.run.host_name}-{self.run.side}.txt",
+            name=f"baseline-{run.host_name}-{run.side}.txt",
             file=self.raw,
             size=self.sink.size,
             sha256=self.sink.sha256.hexdigest(),
             truncated=False,
             exit_status=0,
         )
+
+
+def _call(run: TargetRun, step: str, *words, timeout: float = 30.0):
+    """A step of the probe script (check, serve, run): its output, stderr and exit status."""
+    output, status, stderr = run_output(
+        run.connection,
+        probe_argv(step, *words),
+        max(1.0, min(timeout, run.remaining())),
+        SCRIPT,
+    )
+    return output, stderr, status
+
+
+def _measure_once(run: TargetRun, record: _Record, name: str, argv, limit: int, scratch="-"):
+    """One repetition under the probe's "run" wrapper, started through the run's remote
+    tools: stopped (its scratch file removed) on a cancel or the time limit."""
+    record.count += 1
+    pid = run.pidfile("baseline", record.count)
+    running = run.tools.start(
+        run.connection,
+        _call,
+        run,
+        "run",
+        pid,
+        limit,
+        scratch,
+        *argv,
+        timeout=limit + 15,
+        files=[pid, "" if scratch == "-" else scratch],
+    )
+    output, stderr, status = run.watch(running, late=OUT_OF_TIME)
+    record.write(name, output, stderr, status)
+    return output, stderr, status
 
 
 @register
@@ -253,20 +239,17 @@ class BaselinePlan(Plan):
         return parameters, None
 
     def run(self, run: TargetRun):
-        parameters = run.parameters
-        host = _Host(run)
+        # What the run started on the host the runner stops at its end (run.close_tools).
+        outputs = _Record()
         try:
-            return self._run(run, parameters, host)
+            return self._run(run, run.parameters, outputs)
         except BaseException:
-            host.raw.close()
+            outputs.raw.close()
             raise
-        finally:
-            host.stop_all()
-            host.close()
 
-    def _run(self, run: TargetRun, parameters: dict, host: _Host) -> PackResult:
-        output, stderr, status = host.call(
-            "check", parameters["scratch_dir"], *TOOLS, timeout=CHECK_TIMEOUT
+    def _run(self, run: TargetRun, parameters: dict, outputs: _Record) -> PackResult:
+        output, stderr, status = _call(
+            run, "check", parameters["scratch_dir"], *TOOLS, timeout=CHECK_TIMEOUT
         )
         if status != 0:
             raise CollectorError(
@@ -292,7 +275,7 @@ class BaselinePlan(Plan):
         for index, (step, benchmark, repetition) in enumerate(steps):
             run.check_stop()
             if step == "network:serve":
-                offer = self._serve(host, check) if server else None
+                offer = self._serve(run, check) if server else None
                 offers = run.together(step, max_wait=longest + 30, offer=offer)
                 ports = next(
                     (o["ports"] for o in offers.values() if o["host"] == network.get("server")),
@@ -301,7 +284,7 @@ class BaselinePlan(Plan):
                 continue
             if step == "network:done":
                 run.together(step, max_wait=longest + 30)
-                host.stop_all()
+                run.tools.stop_all()  # the servers
                 continue
             run.together(step, max_wait=longest + 30)
             run.progress(
@@ -315,29 +298,30 @@ class BaselinePlan(Plan):
             )
             if benchmark.network and not client:
                 continue
-            self._measure(run, host, check, benchmark, parameters, network, ports, measured)
+            self._measure(run, outputs, check, benchmark, parameters, network, ports, measured)
         return PackResult(
             check=check,
             measurements=list(measured.values()),
-            captured=host.captured(),
+            captured=outputs.captured(run),
             network_host=network.get("server") if client else None,
         )
 
-    def _serve(self, host: _Host, check: HostCheck) -> dict:
-        """Start this side's servers; what to offer its load generator."""
+    def _serve(self, run: TargetRun, check: HostCheck) -> dict:
+        """Start this side's servers, left running (the run's tools, stopped after the last
+        network step); what to offer its load generator."""
         ports = {}
         for tool in SERVER_TOOLS:
             if tool not in check.tools:
                 continue
-            pid = host.run.pidfile("baseline", "serve", tool)
-            host.started.add(pid)
-            limit = int(host.run.remaining()) + 5
-            output, _stderr, status = host.call("serve", tool, pid, limit, timeout=30)
+            pid = run.pidfile("baseline", "serve", tool)
+            run.tools.hold(run.connection, pid)
+            limit = int(run.remaining()) + 5
+            output, _stderr, status = _call(run, "serve", tool, pid, limit, timeout=30)
             if status == 0 and output.startswith("port="):
                 ports[tool] = int(output.split("=", 1)[1].strip())
-        return {"host": host.run.host_id, "ports": ports}
+        return {"host": run.host_id, "ports": ports}
 
-    def _measure(self, run, host, check, benchmark, parameters, network, ports, measured):
+    def _measure(self, run, outputs, check, benchmark, parameters, network, ports, measured):
         def record(status: str, values=(), note: Phrase | None = None):
             for metric in benchmark.metrics:
                 found = measured.setdefault(
@@ -352,9 +336,8 @@ class BaselinePlan(Plan):
                     found.status, found.note = status, note
 
         if benchmark.tool not in check.tools:
-            return record(
-                BaselineStatus.NOT_INSTALLED, note=_not_installed(benchmark.tool, run.host_name)
-            )
+            missing = missing_tool_message(benchmark.tool, run.host_name)
+            return record(BaselineStatus.NOT_INSTALLED, note=missing)
         scratch = "-"
         kwargs = {"seconds": parameters["seconds"], "cpus": check.cpus}
         note = None
@@ -396,21 +379,18 @@ class BaselinePlan(Plan):
                 f"{parameters['scratch_dir'].rstrip('/')}/"
                 f"perfcase-baseline-{run.target_id}-{run.attempt}.fio"
             )
-            host.started.add(scratch)
             kwargs.update(
                 scratch_file=scratch, file_mb=parameters["file_mb"], direct=check.direct_io
             )
             if not check.direct_io:
                 note = Phrase(gettext_noop("buffered I/O: the filesystem refused direct I/O"))
         argv = benchmark_argv(benchmark, **kwargs)
-        output, stderr, status = host.measure(
-            benchmark.key, argv, benchmark.seconds(parameters["seconds"]), scratch
+        output, stderr, status = _measure_once(
+            run, outputs, benchmark.key, argv, benchmark.seconds(parameters["seconds"]), scratch
         )
-        host.started.discard(scratch)
         if status == 127:
-            return record(
-                BaselineStatus.NOT_INSTALLED, note=_not_installed(benchmark.tool, run.host_name)
-            )
+            missing = missing_tool_message(benchmark.tool, run.host_name)
+            return record(BaselineStatus.NOT_INSTALLED, note=missing)
         try:
             values = parse_benchmark(benchmark.key, output if output.strip() else stderr)
         except BenchmarkOutputError as error:

@@ -13,12 +13,10 @@ import queue
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from collectors.errors import CollectorError
 from collectors.phrase import Phrase
@@ -26,7 +24,7 @@ from collectors.phrase import gettext_noop as _
 from investigations.connections import connector_for
 from investigations.models import Collection
 from investigations.runs import plan_for
-from investigations.runs.base import RunCancelled, TargetRun
+from investigations.runs.base import TargetRun, run_target
 from investigations.runs.gate import StartGate, StepGate
 from investigations.selectors.collections import collection_cancel_requested
 from investigations.services.collections import target_deadline_seconds
@@ -42,22 +40,11 @@ from investigations.services.targets import (
 
 logger = logging.getLogger(__name__)
 
-# A transient network error is tried again this many times in all, within the deadline.
-MAX_TRIES = 3
 OUT_OF_TIME = Phrase(_("Gave up: the collection took too long."))
 REFRESH_SECONDS = 5
 CANCEL_POLL_SECONDS = 1.0
 # How often the runner tells that its targets still live (their deadlines move on).
 KEEP_ALIVE_SECONDS = 5.0
-
-
-@dataclass
-class Outcome:
-    target_id: int
-    attempt: int
-    result: object = None
-    error: Phrase | None = None
-    cancelled: bool = False
 
 
 def run_collection(*, collection_id: int, target_ids=None) -> None:
@@ -106,7 +93,7 @@ def _run_all(plan, collection, targets, connectors) -> None:
     pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix=f"collect-{collection.pk}")
     pending = {
         pool.submit(
-            _run_target,
+            run_target,
             go,
             plan,
             TargetRun(
@@ -204,45 +191,3 @@ def _write_reports(reports: queue.SimpleQueue, ended: set[int]) -> None:
             latest.setdefault((target_id, attempt), {}).update(changes)
     if latest:
         targets_report(reports=latest)
-
-
-def _run_target(go: threading.Event, plan, run: TargetRun, connector) -> Outcome:
-    """In a thread of its own: connect, run the plan; transient network errors are tried
-    again while the deadline allows."""
-    go.wait()
-    # Its own time, counted from the collection's planned start (a profile tied to a ladder's
-    # step may wait minutes for it).
-    wait = max(0.0, (run.gate.not_before - timezone.now()).total_seconds())
-    run.deadline = time.monotonic() + wait + plan.seconds_for(run.parameters)
-    tries = 0
-    try:
-        while True:
-            tries += 1
-            try:
-                run.progress(15, Phrase(_("connecting to %(address)s"), address=run.address))
-                with connector() as connection:
-                    run.connection = connection
-                    return Outcome(run.target_id, run.attempt, result=plan.run(run))
-            except RunCancelled:
-                return Outcome(run.target_id, run.attempt, cancelled=True)
-            except CollectorError as error:
-                if run.stop.is_set():  # stopped by a cancel or the time limit: no retry
-                    return Outcome(run.target_id, run.attempt, error=error.phrase)
-                pause = 2 * tries
-                if (
-                    not error.transient
-                    or tries >= MAX_TRIES
-                    or run.remaining() < pause + settings.SSH_CONNECT_TIMEOUT
-                ):
-                    return Outcome(run.target_id, run.attempt, error=error.phrase)
-                run.progress(5, Phrase(_("retrying: %(error)s"), error=error.phrase))
-                time.sleep(pause)
-    except Exception as error:  # a bug, not the host: fail the target visibly
-        logger.exception("collection target %s failed", run.target_id)
-        return Outcome(
-            run.target_id,
-            run.attempt,
-            error=Phrase(_("Internal error: %(error)s"), error=f"{type(error).__name__}: {error}"),
-        )
-    finally:
-        run.leave()

@@ -332,6 +332,24 @@ def test_kill_command_takes_the_pid_files_as_words():
 # --- the wrapper, for real ------------------------------------------------------------------
 
 
+def test_one_kill_command_ends_a_runs_tools_and_removes_its_scratch_files(
+    pid_name, started, tmp_path
+):
+    # Every kind's cleanup (runs/remote.py) is this one command: PID files name tools to end,
+    # any other name is a scratch file of the run's to remove.
+    name = pid_name("sleep")
+    scratch = tmp_path / "perfcase-baseline-7-1.fio"
+    scratch.write_bytes(b"x" * 4096)
+    process = started(wrapped(name, 30, "sleep", "30"))
+    tool = tool_of(pid_in(name), "sleep")
+
+    subprocess.run(remote(kill_command([name, str(scratch)])), check=True, timeout=15)
+
+    assert process.wait(10) != 0
+    assert not alive(tool)
+    assert not Path(name).exists() and not scratch.exists()
+
+
 def test_the_pid_file_names_the_running_tool_and_goes_when_it_ends(pid_name, started):
     name = pid_name("sleep")
 

@@ -6,7 +6,8 @@ class InvestigationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Every evidence kind registers itself (its plan, its checklist step) on import.
+        # Every evidence kind registers its descriptor (investigations/kinds/) on import, and
+        # its plan is made once, before any worker forks.
         import investigations.services.knowledge  # noqa: F401 (its checklist steps)
         from investigations.runs import plans
 

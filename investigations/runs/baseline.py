@@ -56,7 +56,6 @@ from collectors.errors import CollectorError
 from collectors.phrase import Phrase
 from investigations.choices import BaselineStatus, CollectionKind
 from investigations.phrases import message_of
-from investigations.runs import register
 from investigations.runs.base import Plan, TargetRun
 from investigations.runs.capture import Captured, HashingFile
 from investigations.selectors.baselines import baseline_network_pairs
@@ -69,6 +68,14 @@ OUTPUT_LIMIT = 4 * 1024 * 1024
 
 class BaselineParameters(forms.Form):
     """What a baseline collection may be given: the schema of the page's form and the API."""
+
+    # What clean_scratch_dir holds, stated in the API's schema (kinds/schema.py).
+    json_schema = {
+        "scratch_dir": {
+            "pattern": "^(/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*/?$",
+            "not": {"pattern": "^/(dev|proc|sys)(/|$)"},
+        }
+    }
 
     suite = forms.MultipleChoiceField(
         required=False,
@@ -227,7 +234,6 @@ class _Host:
         )
 
 
-@register
 class BaselinePlan(Plan):
     kind = CollectionKind.BASELINE
     parameters_form = BaselineParameters

@@ -29,6 +29,7 @@ from investigations.choices import (
     EventKind,
     TargetStatus,
 )
+from investigations.kinds import collected_kinds, kind_named
 from investigations.models import (
     Artifact,
     Collection,
@@ -76,8 +77,9 @@ def collection_request(
 ) -> Collection:
     """Create the collection and its targets, log it, and enqueue the one task that runs
     them all at once."""
-    if kind not in CollectionKind.values:
-        choices = ", ".join(CollectionKind.values)
+    keys = [str(each.key) for each in collected_kinds()]
+    if kind not in keys:
+        choices = ", ".join(keys)
         raise ValidationError({"kind": _("Choose one of: %(choices)s.") % {"choices": choices}})
     plan = plan_for(kind)
     parameters, start_at = plan.schedule(
@@ -144,7 +146,7 @@ def collection_request(
         kind=EventKind.COLLECTION,
         summary=Phrase(
             gettext_noop("%(kind)s requested from %(count)s hosts: %(hosts)s"),
-            kind=label_phrase(CollectionKind(collection.kind).label),
+            kind=label_phrase(kind_named(collection.kind).label),
             count=len(targets),
             hosts=names,
         ),
@@ -366,7 +368,7 @@ def collection_complete_if_done(*, collection_id: int) -> None:
         gettext_noop("%(kind)s collected from %(done)s of %(count)s hosts")
         if not cancelled
         else gettext_noop("%(kind)s cancelled: collected from %(done)s of %(count)s hosts"),
-        kind=label_phrase(CollectionKind(collection.kind).label),
+        kind=label_phrase(kind_named(collection.kind).label),
         done=len(targets) - len(failed) - len(cancelled),
         count=len(targets),
     )
@@ -402,7 +404,7 @@ def collection_cancel(*, collection: Collection, user) -> Collection:
             kind=EventKind.COLLECTION,
             summary=Phrase(
                 gettext_noop("%(kind)s #%(number)s: cancel requested"),
-                kind=label_phrase(CollectionKind(collection.kind).label),
+                kind=label_phrase(kind_named(collection.kind).label),
                 number=collection.pk,
             ),
             author=user,

@@ -32,6 +32,7 @@ from django.views.decorators.http import require_safe
 
 from investigations.access import investigation_for_user
 from investigations.choices import Role
+from investigations.kinds import kinds, resolve
 from investigations.views.pages import wants_partial
 
 PanelContext = Callable[[HttpRequest, object], dict]
@@ -76,6 +77,10 @@ def _discover() -> None:
     package = import_module("investigations.views")
     for module in pkgutil.iter_modules(package.__path__):
         import_module(f"{package.__name__}.{module.name}")
+    # And each registered evidence kind's views, wherever they live.
+    for kind in kinds():
+        if kind.views is not None:
+            resolve(kind.views)
 
 
 def panels_in_order() -> list[Panel]:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from investigations.kinds import kinds, resolve
+from investigations.kinds import kinds
 from investigations.views import (
     accounts,
     checklist,
@@ -172,4 +172,4 @@ urlpatterns = [
 ]
 
 # Each registered evidence kind's own pages (investigations/kinds/), their names unchanged.
-urlpatterns += [pattern for kind in kinds() if kind.urls for pattern in resolve(kind.urls)()]
+urlpatterns += [pattern for kind in kinds() if kind.urls for pattern in kind.urls()]

@@ -247,7 +247,7 @@ from investigations.api import (  # noqa: E402
     similar,
 )
 from investigations.api.imports import imports_router  # noqa: E402
-from investigations.kinds import kinds, resolve  # noqa: E402
+from investigations.kinds import kinds  # noqa: E402
 
 api.add_router("", accounts.router)
 api.add_router("", investigations.router)
@@ -260,7 +260,7 @@ api.add_router("", postmortem.router)
 # Each registered evidence kind's own endpoints; its API module registers its importers.
 for kind in kinds():
     if kind.router is not None:
-        api.add_router("", resolve(kind.router))
+        api.add_router("", kind.router())
 # Last: every kind above has registered the formats it imports.
 api.add_router("", imports_router())
 

@@ -14,28 +14,17 @@ the machinery reads them from the registry and never names a kind:
 - root causes, the knowledge base and the postmortem: how a piece of it is named as
   evidence (`EvidenceSource`), and its postmortem section.
 
-Parts are named "module:attribute" (or given as objects) and loaded when first used, so this
-registry imports none of them: kinds import their parts, the machinery imports the registry,
-never the reverse (no import cycle through it). See "Adding an evidence kind" in the README.
+This module is the registry only and imports nothing of the app: the machinery imports it,
+each kind's module imports it and its own parts, and kinds/loader.py (which the app runs when
+it starts, apps.py) imports every kind's module. So no import runs the other way, and no
+cycle goes through the registry. A part the machinery reads while it is being imported
+itself (URL patterns, an API router, the views) is a function that imports it when called.
+See "Adding an evidence kind" in the README.
 """
 
-import importlib
-import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-
-# A part: an object, or "module:attribute" naming one (loaded on first use).
-Ref = object
-
-
-def resolve(ref: Ref):
-    """The object a part names."""
-    if not isinstance(ref, str):
-        return ref
-    module, _, attribute = ref.partition(":")
-    target = importlib.import_module(module)
-    return getattr(target, attribute) if attribute else target
 
 
 @dataclass(frozen=True)
@@ -45,7 +34,7 @@ class EvidenceSource:
     (newest first), their label and link, and the postmortem's label and link where they
     differ."""
 
-    model: Ref
+    model: type
     rows: Callable  # investigation -> QuerySet
     label: Callable  # row -> str
     url: Callable  # row -> str
@@ -69,35 +58,33 @@ class Kind:
     label: str  # lazily translated
     order: int = 100
     # A collected kind: its Plan class (runs/base.py). Its form is `plan.parameters_form`.
-    plan: Ref | None = None
+    plan: type | None = None
     # () -> a list of URL patterns (each keeps its name: templates reverse them).
-    urls: Ref | None = None
-    # Its ninja Router; its API module registers its importers (api/imports.py).
-    router: Ref | None = None
-    # The module whose @panel registers its panel on the investigation page, and its name.
-    views: Ref | None = None
-    panel: str = ""
+    urls: Callable | None = None
+    # () -> its ninja Router; its API module registers its importers (api/imports.py).
+    router: Callable | None = None
+    # () -> the module whose @panel registers its panel on the investigation page.
+    views: Callable | None = None
+    panel: str = ""  # that panel's name
     # The checklist steps its evidence completes: {step key: investigation -> Phrase | None}.
-    checklist: dict[str, Ref] = field(default_factory=dict)
+    checklist: dict[str, Callable] = field(default_factory=dict)
     # How a root cause names a piece of it (None: a root cause cannot).
     evidence: EvidenceSource | None = None
     # investigation -> its section of the postmortem (None: it has none).
-    postmortem: Ref | None = None
+    postmortem: Callable | None = None
 
     @cached_property
     def plan_instance(self):
         """The kind's Plan, made once."""
-        return resolve(self.plan)() if self.plan is not None else None
+        return self.plan() if self.plan is not None else None
 
     @property
     def form(self):
         """The parameters form of a collected kind: the page's form and the API's schema."""
-        plan = self.plan_instance
-        return plan.parameters_form if plan is not None else None
+        return self.plan.parameters_form if self.plan is not None else None
 
 
 _registry: dict[str, Kind] = {}
-_loaded = False
 
 
 def register(kind: Kind) -> Kind:
@@ -111,24 +98,12 @@ def unregister(key: str) -> None:
     _registry.pop(key, None)
 
 
-def _load() -> None:
-    # Each module of this package registers its kind when imported: import them all once.
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in pkgutil.iter_modules(__path__):
-            if module.name != "schema":
-                importlib.import_module(f"{__name__}.{module.name}")
-
-
 def kinds() -> list[Kind]:
-    """Every registered kind, in order."""
-    _load()
+    """Every registered kind, in order (the app registers its own when it starts)."""
     return sorted(_registry.values(), key=lambda kind: (kind.order, kind.key))
 
 
 def kind_named(key: str) -> Kind:
-    _load()
     try:
         return _registry[key]
     except KeyError:

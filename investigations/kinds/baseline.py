@@ -4,6 +4,7 @@ from django.urls import path
 
 from investigations.choices import CollectionKind
 from investigations.kinds import Kind, register
+from investigations.runs.baseline import BaselinePlan
 
 
 def urls() -> list:
@@ -24,15 +25,27 @@ def urls() -> list:
     ]
 
 
+def router():
+    from investigations.api.baselines import router
+
+    return router
+
+
+def views():
+    from investigations.views import baselines
+
+    return baselines
+
+
 register(
     Kind(
         key=CollectionKind.BASELINE,
         label=CollectionKind.BASELINE.label,
         order=50,
-        plan="investigations.runs.baseline:BaselinePlan",
+        plan=BaselinePlan,
         urls=urls,
-        router="investigations.api.baselines:router",
-        views="investigations.views.baselines",
+        router=router,
+        views=views,
         panel="baseline",
     )
 )

@@ -4,6 +4,9 @@ from django.urls import path, reverse
 
 from investigations.choices import CollectionKind
 from investigations.kinds import EvidenceSource, Kind, register
+from investigations.models import Capture
+from investigations.runs.packets import CapturePlan
+from investigations.services.captures import captured_evidence
 
 
 def urls() -> list:
@@ -33,19 +36,31 @@ def urls() -> list:
     ]
 
 
+def router():
+    from investigations.api.captures import router
+
+    return router
+
+
+def views():
+    from investigations.views import captures
+
+    return captures
+
+
 register(
     Kind(
         key=CollectionKind.CAPTURE,
         label=CollectionKind.CAPTURE.label,
         order=30,
-        plan="investigations.runs.packets:CapturePlan",
+        plan=CapturePlan,
         urls=urls,
-        router="investigations.api.captures:router",
-        views="investigations.views.captures",
+        router=router,
+        views=views,
         panel="captures",
-        checklist={"packets_at_knee": "investigations.services.captures:captured_evidence"},
+        checklist={"packets_at_knee": captured_evidence},
         evidence=EvidenceSource(
-            model="investigations.models:Capture",
+            model=Capture,
             rows=lambda investigation: investigation.captures.select_related("side"),
             label=lambda capture: capture.label_with_side,
             postmortem_label=lambda capture: capture.name,

@@ -4,6 +4,7 @@ from django.urls import reverse
 
 from investigations.choices import EvidenceKind
 from investigations.kinds import EvidenceSource, Kind, register
+from investigations.models import TimelineEvent
 from investigations.phrases import stored_text
 
 
@@ -19,7 +20,7 @@ register(
         label=EvidenceKind.EVENT.label,
         order=90,
         evidence=EvidenceSource(
-            model="investigations.models:TimelineEvent",
+            model=TimelineEvent,
             rows=lambda investigation: investigation.events.filter(deleted_at__isnull=True),
             offer=_offer,
             label=lambda event: (

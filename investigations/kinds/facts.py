@@ -4,6 +4,7 @@ from django.urls import path
 
 from investigations.choices import CollectionKind
 from investigations.kinds import Kind, register
+from investigations.runs.facts import FactsPlan
 
 
 def urls() -> list:
@@ -14,13 +15,19 @@ def urls() -> list:
     ]
 
 
+def router():
+    from investigations.api.facts import router
+
+    return router
+
+
 register(
     Kind(
         key=CollectionKind.FACTS,
         label=CollectionKind.FACTS.label,
         order=10,
-        plan="investigations.runs.facts:FactsPlan",
+        plan=FactsPlan,
         urls=urls,
-        router="investigations.api.facts:router",
+        router=router,
     )
 )

@@ -4,6 +4,7 @@ from django.urls import reverse
 
 from investigations.choices import EvidenceKind, FindingStatus
 from investigations.kinds import EvidenceSource, Kind, register
+from investigations.models import Finding
 from investigations.phrases import stored_text
 
 
@@ -19,7 +20,7 @@ register(
         label=EvidenceKind.FINDING.label,
         order=15,
         evidence=EvidenceSource(
-            model="investigations.models:Finding",
+            model=Finding,
             rows=lambda investigation: investigation.findings.all(),
             offer=lambda investigation: investigation.findings.exclude(
                 status=FindingStatus.DISMISSED

@@ -6,6 +6,9 @@ from django.utils.translation import gettext
 
 from investigations.choices import EvidenceKind
 from investigations.kinds import EvidenceSource, Kind, register
+from investigations.models import Ladder
+from investigations.selectors.postmortem import ladder_verdicts
+from investigations.services.checklist import ladder_evidence
 
 
 def urls() -> list:
@@ -19,23 +22,35 @@ def urls() -> list:
     ]
 
 
+def router():
+    from investigations.api.ladders import router
+
+    return router
+
+
+def views():
+    from investigations.views import ladders
+
+    return ladders
+
+
 register(
     Kind(
         key=EvidenceKind.LADDER,
         label=EvidenceKind.LADDER.label,
         order=40,
         urls=urls,
-        router="investigations.api.ladders:router",
-        views="investigations.views.ladders",
+        router=router,
+        views=views,
         panel="ladders",
-        checklist={"ladder": "investigations.services.checklist:ladder_evidence"},
+        checklist={"ladder": ladder_evidence},
         evidence=EvidenceSource(
-            model="investigations.models:Ladder",
+            model=Ladder,
             rows=lambda investigation: investigation.ladders.order_by("-created_at"),
             label=lambda ladder: f"#{ladder.pk} {ladder.created_at:%Y-%m-%d %H:%M}",
             postmortem_label=lambda ladder: gettext("Ladder #%(pk)s") % {"pk": ladder.pk},
             url=lambda ladder: reverse("ladder_detail", args=[ladder.pk]),
         ),
-        postmortem="investigations.selectors.postmortem:ladder_verdicts",
+        postmortem=ladder_verdicts,
     )
 )

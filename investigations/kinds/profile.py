@@ -4,6 +4,9 @@ from django.urls import path, reverse
 
 from investigations.choices import CollectionKind
 from investigations.kinds import EvidenceSource, Kind, register
+from investigations.models import Profile
+from investigations.runs.profile import ProfilePlan
+from investigations.services.profiles import profiled_evidence
 
 
 def urls() -> list:
@@ -39,19 +42,31 @@ def urls() -> list:
     ]
 
 
+def router():
+    from investigations.api.profiles import router
+
+    return router
+
+
+def views():
+    from investigations.views import profiles
+
+    return profiles
+
+
 register(
     Kind(
         key=CollectionKind.PROFILE,
         label=CollectionKind.PROFILE.label,
         order=20,
-        plan="investigations.runs.profile:ProfilePlan",
+        plan=ProfilePlan,
         urls=urls,
-        router="investigations.api.profiles:router",
-        views="investigations.views.profiles",
+        router=router,
+        views=views,
         panel="profiles",
-        checklist={"profile_at_knee": "investigations.services.profiles:profiled_evidence"},
+        checklist={"profile_at_knee": profiled_evidence},
         evidence=EvidenceSource(
-            model="investigations.models:Profile",
+            model=Profile,
             rows=lambda investigation: investigation.profiles.select_related("side"),
             label=lambda profile: profile.label_with_side,
             postmortem_label=lambda profile: profile.name,

@@ -25,7 +25,7 @@ from investigations.choices import (
     Severity,
     Status,
 )
-from investigations.kinds import evidence_kinds, kinds, resolve
+from investigations.kinds import evidence_kinds, kinds
 from investigations.models import (
     ActionItem,
     Investigation,
@@ -429,7 +429,7 @@ def postmortem_of(investigation: Investigation) -> PostmortemReport:
         actions=postmortem_actions(investigation=i),
     )
     report.sections = {
-        kind.key: resolve(kind.postmortem)(i) for kind in kinds() if kind.postmortem is not None
+        kind.key: kind.postmortem(i) for kind in kinds() if kind.postmortem is not None
     }
     report.ladders = report.sections.get(EvidenceKind.LADDER, [])
     if written is not None:

@@ -28,7 +28,7 @@ from investigations.choices import (
     LadderStatus,
     NodeState,
 )
-from investigations.kinds import kinds, resolve
+from investigations.kinds import kinds
 from investigations.models import ChecklistItem, Investigation
 from investigations.phrases import with_phrases
 from investigations.selectors import fact_pairs
@@ -287,7 +287,7 @@ def checklist_steps() -> dict:
     each registered evidence kind completes."""
     steps = dict(EVIDENCE)
     for kind in kinds():
-        steps.update({key: resolve(ref) for key, ref in kind.checklist.items()})
+        steps.update(kind.checklist)
     return steps
 
 

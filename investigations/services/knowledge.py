@@ -28,7 +28,7 @@ from investigations.access import (
     root_cause_edit_refusal,
 )
 from investigations.choices import EventKind, Role, RootCauseCategory
-from investigations.kinds import evidence_kinds, resolve
+from investigations.kinds import evidence_kinds
 from investigations.models import (
     CaseRootCause,
     Investigation,
@@ -173,7 +173,7 @@ def root_cause_update(*, root_cause: RootCause, user, **fields) -> RootCause:
 
 def _evidence_models() -> dict:
     """{kind: model} of every kind a root cause may name as evidence."""
-    return {kind.key: resolve(kind.evidence.model) for kind in evidence_kinds()}
+    return {kind.key: kind.evidence.model for kind in evidence_kinds()}
 
 
 def _clean_evidence(investigation: Investigation, evidence) -> list[dict]:

@@ -32,7 +32,7 @@ from django.views.decorators.http import require_safe
 
 from investigations.access import investigation_for_user
 from investigations.choices import Role
-from investigations.kinds import kinds, resolve
+from investigations.kinds import kinds
 from investigations.views.pages import wants_partial
 
 PanelContext = Callable[[HttpRequest, object], dict]
@@ -80,7 +80,7 @@ def _discover() -> None:
     # And each registered evidence kind's views, wherever they live.
     for kind in kinds():
         if kind.views is not None:
-            resolve(kind.views)
+            kind.views()
 
 
 def panels_in_order() -> list[Panel]:

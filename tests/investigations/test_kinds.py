@@ -22,7 +22,7 @@ from investigations.kinds import (
     unregister,
 )
 from investigations.kinds.schema import form_schema
-from investigations.models import RootCause
+from investigations.models import RootCause, Side
 from investigations.runs import plan_for, plans
 from investigations.runs.base import Plan
 from investigations.selectors.postmortem import postmortem_of
@@ -131,7 +131,7 @@ def echo():
             checklist={"echo_heard": echo_evidence},
             # Its evidence: a side of the case (any model of the case would do).
             evidence=EvidenceSource(
-                model="investigations.models:Side",
+                model=Side,
                 rows=lambda investigation: investigation.sides.all(),
                 label=lambda side: f"echo of side {side.key}",
                 url=lambda side: reverse("investigation_detail", args=[side.investigation_id]),

@@ -1,19 +1,16 @@
 from django.urls import path
 
+from investigations.kinds import kinds
 from investigations.views import (
     accounts,
-    baselines,
-    captures,
     checklist,
     collections,
     health,
     inventory,
     investigations,
     knowledge,
-    ladders,
     panels,
     postmortem,
-    profiles,
     root_causes,
     teams,
     timeline,
@@ -67,18 +64,6 @@ urlpatterns = [
         collections.collection_new,
         name="collection_new",
     ),
-    path("investigations/<int:pk>/facts/diff/", collections.facts_diff, name="facts_diff"),
-    path("investigations/<int:pk>/baseline/", baselines.baseline_page, name="baseline_page"),
-    path(
-        "investigations/<int:pk>/baseline.<str:format>",
-        baselines.baseline_export_view,
-        name="baseline_export",
-    ),
-    path(
-        "investigations/<int:pk>/baseline/import/",
-        baselines.baseline_import_view,
-        name="baseline_import",
-    ),
     path("collections/<int:pk>/", collections.collection_status, name="collection_status"),
     path(
         "collections/<int:pk>/cancel/",
@@ -87,32 +72,6 @@ urlpatterns = [
     ),
     path("findings/<int:pk>/status/", collections.finding_status, name="finding_status"),
     path("artifacts/<int:pk>/", collections.artifact_download, name="artifact_download"),
-    path("investigations/<int:pk>/profiles/diff/", profiles.profile_diff, name="profile_diff"),
-    path(
-        "investigations/<int:pk>/profiles/diff/flame.json",
-        profiles.profile_diff_flame,
-        name="profile_diff_flame",
-    ),
-    path(
-        "investigations/<int:pk>/profiles/import/",
-        profiles.profile_import_view,
-        name="profile_import",
-    ),
-    path(
-        "investigations/<int:pk>/profiles/<int:profile_id>/",
-        profiles.profile_detail,
-        name="profile_detail",
-    ),
-    path(
-        "investigations/<int:pk>/profiles/<int:profile_id>/flame.json",
-        profiles.profile_flame,
-        name="profile_flame",
-    ),
-    path(
-        "investigations/<int:pk>/profiles/<int:profile_id>/folded.txt",
-        profiles.profile_folded,
-        name="profile_folded",
-    ),
     path("investigations/<int:pk>/path/", path_views.path_panel, name="path_panel"),
     path("investigations/<int:pk>/path/text/", path_views.path_text, name="path_text"),
     path("investigations/<int:pk>/path/nodes/", path_views.path_node_new, name="path_node_new"),
@@ -143,10 +102,6 @@ urlpatterns = [
     path("investigations/<int:pk>/checklist/", checklist.checklist, name="checklist"),
     path("checklist/<int:pk>/", checklist.checklist_item, name="checklist_item"),
     path("checklist/mine/", checklist.my_items, name="my_items"),
-    path("investigations/<int:pk>/ladders/", ladders.ladder_new, name="ladder_new"),
-    path("investigations/<int:pk>/imports/", ladders.ladder_import_view, name="ladder_import"),
-    path("ladders/<int:pk>/", ladders.ladder_detail, name="ladder_detail"),
-    path("ladders/<int:pk>/cancel/", ladders.ladder_cancel_view, name="ladder_cancel"),
     path("teams/", teams.team_list, name="team_list"),
     path("teams/<int:pk>/", teams.team_detail, name="team_detail"),
     path("teams/<int:pk>/webhook/", teams.team_webhook, name="team_webhook"),
@@ -168,26 +123,6 @@ urlpatterns = [
     path("profile/", accounts.profile, name="profile"),
     path("language/", accounts.language_set, name="language_set"),
     path("profile/tokens/<int:pk>/revoke/", accounts.token_revoke, name="token_revoke"),
-    path(
-        "investigations/<int:pk>/captures/compare/",
-        captures.capture_compare,
-        name="capture_compare",
-    ),
-    path(
-        "investigations/<int:pk>/captures/import/",
-        captures.capture_import_view,
-        name="capture_import",
-    ),
-    path(
-        "investigations/<int:pk>/captures/<int:capture_id>/",
-        captures.capture_detail,
-        name="capture_detail",
-    ),
-    path(
-        "investigations/<int:pk>/captures/<int:capture_id>/pcap/",
-        captures.capture_pcap,
-        name="capture_pcap",
-    ),
     path("knowledge/", knowledge.root_cause_list, name="root_cause_list"),
     path("knowledge/new/", knowledge.root_cause_new, name="root_cause_new"),
     path("knowledge/<int:pk>/", knowledge.root_cause_detail, name="root_cause_detail"),
@@ -235,3 +170,6 @@ urlpatterns = [
         name="postmortem_action_delete",
     ),
 ]
+
+# Each registered evidence kind's own pages (investigations/kinds/), their names unchanged.
+urlpatterns += [pattern for kind in kinds() if kind.urls for pattern in kind.urls()]

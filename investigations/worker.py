@@ -51,12 +51,10 @@ def _sweep() -> None:
 def _warm(**_) -> None:
     """Import what a collection runs (paramiko, the plans, the parsers) before the pool's
     processes are forked, so that no collection pays for the imports on its first run."""
-    from investigations.choices import CollectionKind
-    from investigations.runs import plan_for
+    from investigations.runs import plans
     from investigations.runs.collection import run_collection  # noqa: F401
 
-    for kind in CollectionKind.values:
-        plan_for(kind)
+    plans()
     _freeze()
 
 

@@ -3,10 +3,10 @@ from datetime import datetime
 from typing import Literal
 
 from ninja import Field, Router, Schema, Status
-from pydantic import ConfigDict
+from pydantic import ConfigDict, field_validator
+from pydantic_core import PydanticCustomError
 
 from investigations.access import collection_for_user, finding_for_user, investigation_for_user
-from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id, Text, one_of, stated
 from investigations.choices import (
     ENDED_TARGET_STATUSES,
@@ -17,14 +17,10 @@ from investigations.choices import (
     Role,
     TargetStatus,
 )
+from investigations.kinds import collected_kinds
+from investigations.kinds.schema import kind_parameters_schema
 from investigations.phrases import stored_text
-from investigations.runs.facts import MAX_PATHS
-from investigations.selectors import (
-    collection_with_targets,
-    fact_pair_diffs,
-    findings_for,
-    latest_snapshots,
-)
+from investigations.selectors import collection_with_targets, findings_for
 from investigations.services.collections import collection_cancel, collection_request
 from investigations.services.findings import finding_set_status
 
@@ -32,37 +28,57 @@ router = Router(tags=["evidence"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
 
 
-# The facts plan's grammars (collectors/facts.py), which its form holds with a 400 naming
-# the field, stated.
-SERVICE_PATTERN = "^([A-Za-z0-9_][A-Za-z0-9_.:@+-]{0,63})?$"
-FactsPath = stated(pattern="^/[A-Za-z0-9._@+/-]{0,254}$", **{"not": {"pattern": "/[.][.](/|$)"}})
+# The facts fields as pydantic held them before their form's schema documented them: still
+# held here (a wrong type is a 422), so that every body is answered as it was.
+FactsPath = stated(pattern="^/[A-Za-z0-9._@+/-]{0,254}$")
+COMMON = {
+    "hosts": {
+        "anyOf": [
+            {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 2**63 - 1}},
+            {"type": "null"},
+        ],
+        "default": None,
+        "description": "default: every host placed on a side (profile: the service hosts)",
+    }
+}
+
+
+def _kinds_schema(schema: dict, model) -> None:
+    """The request's schema: `kind` and `hosts`, and each registered kind's own fields, made
+    from its plan's form (kinds/schema.py), one member of a oneOf a kind."""
+    collected = collected_kinds()
+    keys = [str(kind.key) for kind in collected]
+    default = str(CollectionKind.FACTS)
+    schema["properties"] = {
+        "kind": {"type": "string", "enum": keys, "default": default, "title": "Kind"},
+        **COMMON,
+    }
+    schema["oneOf"] = [
+        kind_parameters_schema(kind, common=COMMON, default=kind.key == default)
+        for kind in collected
+    ]
 
 
 class CollectionIn(Schema):
     """The kind, the hosts, and the kind's own parameters, validated by its plan's form
-    (investigations/runs/<kind>.py). facts: `service` (a process name or PID whose limits to
-    record), `paths` (whose mount options to record). profile: `seconds` (10, at most 120),
-    `frequency` (99 Hz), `process` (a command name as pgrep -x matches it) or `pid` (neither:
-    every CPU), `call_graph` (fp or dwarf), `ladder` and `step` (a step number or "knee").
-    baseline: `suite` (groups: compute, memory, disk, network; default all), `repeat` (3),
-    `seconds` (5 a timed benchmark), `scratch_dir` (/var/tmp), `file_mb` (256)."""
+    (investigations/runs/<kind>.py): the schema of each kind's fields is made from that form
+    (one member of `oneOf` a kind; `kind` defaults to facts)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", json_schema_extra=_kinds_schema)
 
-    kind: CollectionKind = CollectionKind.FACTS
-    hosts: list[Id] | None = Field(
-        None, description="default: every host placed on a side (profile: the service hosts)"
-    )
-    service: Text = Field(
-        "",
-        description="facts: a process name or PID whose limits to record",
-        json_schema_extra={"pattern": SERVICE_PATTERN},
-    )
-    paths: list[FactsPath] = Field(
-        [],
-        description="facts: paths whose mount options to record",
-        json_schema_extra={"maxItems": MAX_PATHS},
-    )
+    kind: object = CollectionKind.FACTS
+    hosts: list[Id] | None = None
+    service: Text = ""
+    paths: list[FactsPath] = []
+
+    @field_validator("kind")
+    @classmethod
+    def _registered(cls, value):
+        keys = [str(kind.key) for kind in collected_kinds()]
+        if not isinstance(value, str) or value not in keys:
+            expected = " or ".join([", ".join(f"'{key}'" for key in keys[:-1]), f"'{keys[-1]}'"])
+            raise PydanticCustomError("enum", "Input should be {expected}", {"expected": expected})
+        return value
 
 
 class TargetOut(Schema):
@@ -118,32 +134,6 @@ class CollectionOut(Schema):
     @staticmethod
     def resolve_targets(obj) -> list:
         return list(obj.targets.all())
-
-
-class FactsOut(Schema):
-    host: int
-    host_name: str
-    side: str
-    collected_at: datetime
-    facts: dict
-    probes: dict
-
-
-class DiffRowOut(Schema):
-    key: str
-    category: str
-    a: object | None
-    b: object | None
-    kind: str = Field(description="same, differs, only_a, only_b or volatile")
-
-
-class DiffPairOut(Schema):
-    roles: list[str]
-    host_a: int
-    host_b: int
-    complete: bool
-    differences: int
-    rows: list[DiffRowOut]
 
 
 class RootCauseRef(Schema):
@@ -230,47 +220,6 @@ def collections_cancel(request, collection_id: Id):
     collection = collection_for_user(request.user, collection_id, Role.RESPONDER)
     collection = collection_cancel(collection=collection, user=request.user)
     return collection_with_targets(collection=collection)
-
-
-@router.get("/investigations/{investigation_id}/facts", response={200: list[FactsOut], **ERRORS})
-def facts_latest(request, investigation_id: Id):
-    """The latest facts snapshot of every host on each side."""
-    investigation = investigation_for_user(request.user, investigation_id)
-    return [
-        {
-            "host": snapshot.host_id,
-            "host_name": snapshot.host.name,
-            "side": side,
-            "collected_at": snapshot.collected_at,
-            "facts": snapshot.facts,
-            "probes": snapshot.probes,
-        }
-        for (_, side), snapshot in sorted(
-            latest_snapshots(investigation=investigation).items(),
-            key=lambda item: (item[0][1], item[1].host.name),
-        )
-    ]
-
-
-@router.get(
-    "/investigations/{investigation_id}/diff",
-    response={200: list[DiffPairOut], **ERRORS},
-    throttle=EXPENSIVE,
-)
-def facts_diff(request, investigation_id: Id, only_differences: bool = False):
-    """Each host pair's facts side by side; volatile facts are shown but never counted."""
-    investigation = investigation_for_user(request.user, investigation_id)
-    return [
-        {
-            "roles": [str(role) for role in diff.pair.roles],
-            "host_a": diff.pair.a.host_id,
-            "host_b": diff.pair.b.host_id,
-            "complete": diff.pair.complete,
-            "differences": diff.differences,
-            "rows": [row.__dict__ for row in diff.rows],
-        }
-        for diff in fact_pair_diffs(investigation=investigation, only_differences=only_differences)
-    ]
 
 
 @router.get(

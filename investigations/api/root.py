@@ -238,32 +238,29 @@ def _unauthorised(request, exc: AuthenticationError):
 
 from investigations.api import (  # noqa: E402
     accounts,
-    baselines,
-    captures,
     evidence,
     inventory,
     investigations,
     knowledge,
-    ladders,
     method,
     postmortem,
-    profiles,
     similar,
 )
 from investigations.api.imports import imports_router  # noqa: E402
+from investigations.kinds import kinds  # noqa: E402
 
 api.add_router("", accounts.router)
 api.add_router("", investigations.router)
 api.add_router("", inventory.router)
 api.add_router("", evidence.router)
 api.add_router("", method.router)
-api.add_router("", ladders.router)
-api.add_router("", profiles.router)
-api.add_router("", captures.router)
 api.add_router("", knowledge.router)
 api.add_router("", similar.router)
 api.add_router("", postmortem.router)
-api.add_router("", baselines.router)
+# Each registered evidence kind's own endpoints; its API module registers its importers.
+for kind in kinds():
+    if kind.router is not None:
+        api.add_router("", kind.router())
 # Last: every kind above has registered the formats it imports.
 api.add_router("", imports_router())
 

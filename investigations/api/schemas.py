@@ -330,9 +330,13 @@ HostAddress = stated(
 UnixUser = stated(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$", minLength=1, maxLength=32)
 
 
+# The service refuses a blank host name, or one over 200 characters, with a 400 naming it.
+HostName = words(200, blank=False)
+
+
 class HostIn(Schema):
     team: Id
-    name: Text
+    name: HostName
     address: HostAddress
     port: Port = 22
     username: UnixUser
@@ -344,7 +348,7 @@ class HostIn(Schema):
 
 
 class HostPatch(Schema):
-    name: Text | NotNull = None
+    name: HostName | NotNull = None
     address: HostAddress | NotNull = None
     port: Port | NotNull = None
     username: UnixUser | NotNull = None

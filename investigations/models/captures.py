@@ -1,29 +1,14 @@
-from django.conf import settings
 from django.db import models
 
 from investigations.choices import CaptureStatus
+from investigations.models.evidence import StoredEvidence
 
 
-class Capture(models.Model):
+class Capture(StoredEvidence):
     """A packet capture of one host on one side and what it shows: captured with tcpdump
     over SSH (its target says which collection), or a pcap/pcapng file imported and
     analysed in a worker."""
 
-    investigation = models.ForeignKey(
-        "Investigation", on_delete=models.CASCADE, related_name="captures"
-    )
-    side = models.ForeignKey("Side", on_delete=models.CASCADE, related_name="captures")
-    host = models.ForeignKey(
-        "Host", on_delete=models.SET_NULL, null=True, blank=True, related_name="captures"
-    )
-    target = models.OneToOneField(
-        "CollectionTarget",
-        on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        related_name="capture",
-    )
-    name = models.CharField(max_length=200)
     interface = models.CharField(max_length=20, blank=True)
     filter = models.TextField(blank=True)
     seconds = models.PositiveIntegerField(null=True, blank=True)
@@ -50,13 +35,8 @@ class Capture(models.Model):
     marks = models.JSONField(default=list, blank=True)
     packets = models.PositiveBigIntegerField(default=0)
     bytes = models.PositiveBigIntegerField(default=0)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    collected_at = models.DateTimeField()
 
-    class Meta:
-        ordering = ["-collected_at", "-id"]
+    class Meta(StoredEvidence.Meta):
         indexes = [
             # The newest capture per host and side of an investigation (pairs, comparison).
             models.Index(
@@ -70,6 +50,3 @@ class Capture(models.Model):
                 condition=models.Q(status="analysing"),
             ),
         ]
-
-    def __str__(self) -> str:
-        return self.name

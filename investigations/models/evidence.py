@@ -1,6 +1,49 @@
+from django.conf import settings
 from django.db import models
 
 from investigations.choices import ACTIVE_FINDING_STATUSES, FindingSeverity, FindingStatus
+
+
+class StoredEvidence(models.Model):
+    """What every stored piece of evidence of a host on a side has: its case, side and host
+    (none for an import that names no inventory host), the collection target that gathered it
+    (none for an import), its name in lists, who made it and when it was collected. Each
+    model keeps its own file field (a capture's pcap, a profile's stacks) and its own
+    indexes; the reverse names are the model's ("captures", a target's "capture")."""
+
+    investigation = models.ForeignKey(
+        "Investigation", on_delete=models.CASCADE, related_name="%(class)ss"
+    )
+    side = models.ForeignKey("Side", on_delete=models.CASCADE, related_name="%(class)ss")
+    host = models.ForeignKey(
+        "Host", on_delete=models.SET_NULL, null=True, blank=True, related_name="%(class)ss"
+    )
+    target = models.OneToOneField(
+        "CollectionTarget",
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="%(class)s",
+    )
+    # What it shows in lists: the host and what was recorded, or the imported file's name.
+    name = models.CharField(max_length=200)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    collected_at = models.DateTimeField()
+
+    class Meta:
+        abstract = True
+        ordering = ["-collected_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def label_with_side(self) -> str:
+        """Its name and side, "db1 (A)": how a root cause's evidence names it (reads
+        `side`: select it with the rows)."""
+        return f"{self.name} ({self.side.key.upper()})"
 
 
 class FactSnapshot(models.Model):

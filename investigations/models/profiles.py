@@ -1,34 +1,17 @@
 import gzip
 import json
 
-from django.conf import settings
 from django.db import models
 
 from investigations.choices import ProfileFormat
+from investigations.models.evidence import StoredEvidence
 
 
-class Profile(models.Model):
+class Profile(StoredEvidence):
     """A CPU profile of one host on one side, folded into stacks: collected with perf over
     SSH (its target says which collection), or imported from a file made elsewhere."""
 
-    investigation = models.ForeignKey(
-        "Investigation", on_delete=models.CASCADE, related_name="profiles"
-    )
-    side = models.ForeignKey("Side", on_delete=models.CASCADE, related_name="profiles")
-    # The host profiled; none for an import that names no inventory host.
-    host = models.ForeignKey(
-        "Host", on_delete=models.SET_NULL, null=True, blank=True, related_name="profiles"
-    )
-    target = models.OneToOneField(
-        "CollectionTarget",
-        on_delete=models.CASCADE,
-        null=True,
-        blank=True,
-        related_name="profile",
-    )
     format = models.CharField(max_length=20, choices=ProfileFormat.choices)
-    # What it shows in lists: the host and process, or the imported file's name.
-    name = models.CharField(max_length=200)
     # What was profiled: a command name, "PID n", or "" for every CPU of the host.
     process = models.CharField(max_length=200, blank=True)
     pids = models.JSONField(default=list, blank=True)
@@ -44,13 +27,8 @@ class Profile(models.Model):
     # The folded stacks, gzipped JSON {"weights": {stack: weight}, "samples": {stack: n}}:
     # weights as stackcollapse-perf.pl counts them (by period), samples beside them.
     stacks = models.FileField(upload_to="profiles/%Y/%m/%d/")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    collected_at = models.DateTimeField()
 
-    class Meta:
-        ordering = ["-collected_at", "-id"]
+    class Meta(StoredEvidence.Meta):
         indexes = [
             # The newest profile per host and side of an investigation (pairs, the diff).
             models.Index(
@@ -58,9 +36,6 @@ class Profile(models.Model):
                 name="profile_latest_per_host",
             )
         ]
-
-    def __str__(self) -> str:
-        return self.name
 
     def read_stacks(self) -> dict:
         """{"weights": {...}, "samples": {...}} from the stored file."""

@@ -164,8 +164,9 @@ class TargetRun:
 
 
 class Plan(ABC):
-    """One evidence kind. Subclass it in a module of investigations/runs/ and decorate the
-    class with @register: that is all the machinery needs to know of it."""
+    """How one evidence kind is collected. Subclass it in a module of investigations/runs/
+    and name it in the kind's descriptor (investigations/kinds/): that is all the machinery
+    needs to know of it."""
 
     kind: str  # a CollectionKind value
     parameters_form: type[forms.Form]  # the schema, shared by the page's form and the API

@@ -57,7 +57,6 @@ from investigations.choices import BaselineStatus, CollectionKind
 from investigations.phrases import message_of
 from investigations.runs.base import Plan, TargetRun
 from investigations.runs.capture import Captured, HashingFile
-from investigations.runs.registry import register
 from investigations.runs.remote import run_output
 from investigations.selectors.baselines import baseline_network_pairs
 from investigations.services.baselines import baseline_refresh, baseline_store
@@ -68,6 +67,14 @@ OUT_OF_TIME = Phrase(gettext_noop("Gave up: the baseline pack went past its time
 
 class BaselineParameters(forms.Form):
     """What a baseline collection may be given: the schema of the page's form and the API."""
+
+    # What clean_scratch_dir holds, stated in the API's schema (kinds/schema.py).
+    json_schema = {
+        "scratch_dir": {
+            "pattern": "^(/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*/?$",
+            "not": {"pattern": "^/(dev|proc|sys)(/|$)"},
+        }
+    }
 
     suite = forms.MultipleChoiceField(
         required=False,
@@ -213,7 +220,6 @@ def _measure_once(run: TargetRun, record: _Record, name: str, argv, limit: int, 
     return output, stderr, status
 
 
-@register
 class BaselinePlan(Plan):
     kind = CollectionKind.BASELINE
     parameters_form = BaselineParameters

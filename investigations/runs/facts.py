@@ -23,7 +23,6 @@ from collectors.loadrun import wrapped_command
 from investigations.choices import CollectionKind
 from investigations.phrases import message_of
 from investigations.runs.base import Plan, TargetRun
-from investigations.runs.registry import register
 from investigations.services.facts import facts_refresh, facts_store
 from investigations.services.targets import artifact_store
 
@@ -57,6 +56,21 @@ class PathsField(forms.Field):
 class FactsParameters(forms.Form):
     """What a facts collection may be given: the schema of the page's form and the API."""
 
+    # The grammars of collectors/facts.py, which clean_service and PathsField hold with a
+    # 400 naming the field, stated in the API's schema (kinds/schema.py).
+    json_schema = {
+        "service": {"pattern": "^([A-Za-z0-9_][A-Za-z0-9_.:@+-]{0,63})?$"},
+        "paths": {
+            "type": "array",
+            "items": {
+                "type": "string",
+                "pattern": "^/[A-Za-z0-9._@+/-]{0,254}$",
+                "not": {"pattern": "/[.][.](/|$)"},
+            },
+            "maxItems": MAX_PATHS,
+        },
+    }
+
     service = forms.CharField(
         required=False,
         strip=False,
@@ -83,7 +97,6 @@ class FactsParameters(forms.Form):
             raise ValidationError(message_of(error)) from None
 
 
-@register
 class FactsPlan(Plan):
     kind = CollectionKind.FACTS
     parameters_form = FactsParameters

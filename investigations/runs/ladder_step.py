@@ -21,6 +21,11 @@ KNEE = "knee"
 
 
 class LadderStepForm(forms.Form):
+    # The schema of the API (kinds/schema.py): a step is a number or knee, and the ladder and
+    # its step come together.
+    json_schema = {"step": {"pattern": "^(knee|[1-9][0-9]{0,3})$"}}
+    json_schema_rules = {"dependentRequired": {"ladder": ["step"], "step": ["ladder"]}}
+
     ladder = forms.IntegerField(
         required=False, min_value=1, label=_("During the ladder"), help_text=_("optional")
     )

@@ -48,7 +48,6 @@ from investigations.choices import CollectionKind, HostRole
 from investigations.phrases import message_of
 from investigations.runs.base import Plan, TargetRun
 from investigations.runs.ladder_step import LadderStepForm, on_ladder_step
-from investigations.runs.registry import register
 from investigations.services.captures import CaptureResult, capture_refresh, capture_store
 
 # The time a capture may take beyond its seconds: tcpdump's end and the stream's last bytes.
@@ -67,6 +66,8 @@ def _validated(validate):
     return clean
 
 
+# A filter's characters (collectors/capture/remote.py), never beginning with a -.
+FILTER_PATTERN = "^([A-Za-z0-9._:/\\[\\]()!&|<>=*+%^~][A-Za-z0-9 ._:/\\[\\]()!&|<>=*+%^~-]*)?$"
 # A filter as typed, before its runs of spaces are collapsed to MAX_FILTER characters or fewer.
 FILTER_TYPED = 4 * MAX_FILTER
 
@@ -85,6 +86,16 @@ class CaptureParameters(LadderStepForm):
         "ladder",
         "step",
     ]
+    # What the clean_* methods hold, stated in the API's schema (kinds/schema.py); tcpdump
+    # itself compiles a filter, which no schema can say.
+    json_schema = {
+        **LadderStepForm.json_schema,
+        "interface": {"pattern": "^([A-Za-z0-9_.:@][A-Za-z0-9_.:@-]{0,14})?$"},
+        **{
+            name: {"pattern": FILTER_PATTERN, "maxLength": MAX_FILTER}
+            for name in ("filter", "filter_a", "filter_b")
+        },
+    }
 
     seconds = forms.IntegerField(
         required=False,
@@ -180,7 +191,6 @@ def _cut_at(captured, length: int) -> None:
     captured.size, captured.sha256 = length, digest.hexdigest()
 
 
-@register
 class CapturePlan(Plan):
     kind = CollectionKind.CAPTURE
     parameters_form = CaptureParameters

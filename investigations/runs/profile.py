@@ -40,7 +40,6 @@ from investigations.choices import CollectionKind, HostRole
 from investigations.phrases import message_of
 from investigations.runs.base import Plan, TargetRun
 from investigations.runs.ladder_step import LadderStepForm, on_ladder_step
-from investigations.runs.registry import register
 from investigations.services.profiles import ProfileResult, profile_refresh, profile_store
 
 
@@ -48,6 +47,17 @@ class ProfileParameters(LadderStepForm):
     """What a profile collection may be given: the schema of the page's form and the API."""
 
     field_order = ["seconds", "frequency", "process", "pid", "call_graph", "ladder", "step"]
+    # What clean_process and clean_pid hold, stated in the API's schema (kinds/schema.py).
+    json_schema = {
+        **LadderStepForm.json_schema,
+        "process": {"pattern": "^([A-Za-z0-9_][A-Za-z0-9_.:@+-]{0,14})?$"},
+        "pid": {"pattern": "^([1-9][0-9]{0,5})?$"},
+    }
+    json_schema_rules = {
+        **LadderStepForm.json_schema_rules,
+        # A process name or a PID, not both.
+        "not": {"required": ["process", "pid"]},
+    }
 
     seconds = forms.IntegerField(
         required=False,
@@ -121,7 +131,6 @@ def _request(parameters: dict) -> ProfileRequest:
     )
 
 
-@register
 class ProfilePlan(Plan):
     kind = CollectionKind.PROFILE
     parameters_form = ProfileParameters

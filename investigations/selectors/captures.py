@@ -4,7 +4,12 @@ from django.db.models import QuerySet
 
 from investigations.choices import CaptureStatus
 from investigations.models import Capture, Investigation
-from investigations.selectors.evidence_pairs import EvidencePair, ladder_rows, newest_pairs
+from investigations.selectors.evidence_pairs import (
+    EvidencePair,
+    evidence_get,
+    ladder_rows,
+    newest_pairs,
+)
 
 
 def captures_for(*, investigation: Investigation) -> QuerySet[Capture]:
@@ -15,12 +20,7 @@ def captures_for(*, investigation: Investigation) -> QuerySet[Capture]:
 
 def capture_get(*, investigation: Investigation, capture_id) -> Capture | None:
     """The investigation's capture with this id (its analysis loaded), or None."""
-    try:
-        return (
-            investigation.captures.select_related("host", "side").filter(pk=int(capture_id)).first()
-        )
-    except (TypeError, ValueError):
-        return None
+    return evidence_get(rows=investigation.captures.select_related("host", "side"), pk=capture_id)
 
 
 def capture_pairs(*, investigation: Investigation) -> list[EvidencePair]:

@@ -1,6 +1,7 @@
 """What evidence kinds taken on both sides share: the pairs a kind compares (the newest row
 of each side of every host pair that has one on both sides, and the newest imported rows,
-which name no host, of each side), and the rows taken during a ladder's steps."""
+which name no host, of each side), one row by its id, and the rows taken during a ladder's
+steps. The rows are StoredEvidence (models/evidence.py)."""
 
 from dataclasses import dataclass
 
@@ -43,6 +44,15 @@ def newest_pairs(*, investigation, rows, kind: str) -> list[EvidencePair]:
     if imported_a and imported_b:
         pairs.append(EvidencePair(f"{kind}:imported", imported_a, imported_b))
     return pairs
+
+
+def evidence_get(*, rows, pk):
+    """The row of `rows` (a kind's rows of one investigation) with this id, as a URL or a
+    request gave it (anything: what is no id finds nothing), or None."""
+    try:
+        return rows.filter(pk=int(pk)).first()
+    except (TypeError, ValueError):
+        return None
 
 
 def ladder_rows(*, rows, ladder) -> list:

@@ -25,14 +25,11 @@ from investigations.choices import (
     Severity,
     Status,
 )
+from investigations.kinds import evidence_kinds, kinds
 from investigations.models import (
     ActionItem,
-    Capture,
-    Finding,
     Investigation,
-    Ladder,
     Postmortem,
-    Profile,
     TimelineEvent,
 )
 from investigations.phrases import stored_text
@@ -206,6 +203,8 @@ class PostmortemReport:
     method: list[MethodStep] = field(default_factory=list)
     root_causes: list[CaseCause] = field(default_factory=list)
     ladders: list[LadderVerdict] = field(default_factory=list)
+    # Each registered kind's own section, by kind (the ladders' is `ladders` as well).
+    sections: dict[str, list] = field(default_factory=dict)
     actions: list[Action] = field(default_factory=list)
 
     def text(self, name: str) -> str:
@@ -274,53 +273,29 @@ def _method(investigation: Investigation) -> list[MethodStep]:
 
 def _evidence_labels(investigation: Investigation, causes) -> dict[tuple[str, int], Evidence]:
     """Each piece of evidence named by the causes, as a label and a link (a query a kind)."""
+    by_key = {kind.key: kind for kind in evidence_kinds()}
     wanted: dict[str, set[int]] = {}
     for cause in causes:
         for item in cause.evidence or []:
-            if isinstance(item, dict) and item.get("kind") in EvidenceKind.values:
+            if isinstance(item, dict) and item.get("kind") in by_key:
                 wanted.setdefault(item["kind"], set()).add(item.get("id"))
     found: dict[tuple[str, int], Evidence] = {}
-    pk = investigation.pk
-
-    def add(kind: str, obj_id: int, label: str, url: str) -> None:
-        found[(kind, obj_id)] = Evidence(kind, str(EvidenceKind(kind).label), obj_id, label, url)
-
-    for finding in Finding.objects.filter(
-        investigation=investigation, pk__in=wanted.get(EvidenceKind.FINDING, ())
-    ):
-        url = reverse("investigation_detail", args=[pk]) + f"#finding-{finding.pk}"
-        add(EvidenceKind.FINDING, finding.pk, stored_text(finding, "title"), url)
-    for profile in Profile.objects.filter(
-        investigation=investigation, pk__in=wanted.get(EvidenceKind.PROFILE, ())
-    ):
-        url = reverse("profile_detail", args=[pk, profile.pk])
-        add(EvidenceKind.PROFILE, profile.pk, profile.name, url)
-    for capture in Capture.objects.filter(
-        investigation=investigation, pk__in=wanted.get(EvidenceKind.CAPTURE, ())
-    ):
-        url = reverse("capture_detail", args=[pk, capture.pk])
-        add(EvidenceKind.CAPTURE, capture.pk, capture.name, url)
-    for ladder in Ladder.objects.filter(
-        investigation=investigation, pk__in=wanted.get(EvidenceKind.LADDER, ())
-    ):
-        label = gettext("Ladder #%(pk)s") % {"pk": ladder.pk}
-        add(EvidenceKind.LADDER, ladder.pk, label, reverse("ladder_detail", args=[ladder.pk]))
-    for event in TimelineEvent.objects.filter(
-        investigation=investigation, deleted_at=None, pk__in=wanted.get(EvidenceKind.EVENT, ())
-    ):
-        url = reverse("investigation_detail", args=[pk]) + f"#event-{event.pk}"
-        add(EvidenceKind.EVENT, event.pk, stored_text(event, "summary"), url)
+    for key, ids in wanted.items():
+        kind = by_key[key]
+        for row, label, url in kind.evidence.labelled(investigation, ids, postmortem=True):
+            found[(key, row.pk)] = Evidence(key, str(kind.label), row.pk, label, url)
     return found
 
 
 def _root_causes(investigation: Investigation) -> list[CaseCause]:
     causes = list(investigation.case_root_causes.select_related("root_cause", "confirmed_by"))
     labels = _evidence_labels(investigation, causes)
+    by_key = {kind.key: kind for kind in evidence_kinds()}
     result = []
     for cause in causes:
         evidence = []
         for item in cause.evidence or []:
-            if not isinstance(item, dict) or item.get("kind") not in EvidenceKind.values:
+            if not isinstance(item, dict) or item.get("kind") not in by_key:
                 continue
             kind, obj_id = item["kind"], item.get("id")
             evidence.append(
@@ -329,10 +304,10 @@ def _root_causes(investigation: Investigation) -> list[CaseCause]:
                     # Deleted since: still named, no longer linked.
                     Evidence(
                         kind,
-                        str(EvidenceKind(kind).label),
+                        str(by_key[kind].label),
                         obj_id,
                         gettext("%(kind)s %(id)s (no longer there)")
-                        % {"kind": EvidenceKind(kind).label, "id": obj_id},
+                        % {"kind": by_key[kind].label, "id": obj_id},
                         "",
                     ),
                 )
@@ -353,7 +328,7 @@ def _root_causes(investigation: Investigation) -> list[CaseCause]:
     return result
 
 
-def _ladders(investigation: Investigation) -> list[LadderVerdict]:
+def ladder_verdicts(investigation: Investigation) -> list[LadderVerdict]:
     """The case's ladders, oldest first (the first run, then the re-run that verifies the
     fix), with their knees and divergence as their analysis stored them."""
     verdicts = []
@@ -451,9 +426,12 @@ def postmortem_of(investigation: Investigation) -> PostmortemReport:
         events=postmortem_events(investigation=i, chosen=chosen),
         method=_method(i),
         root_causes=_root_causes(i),
-        ladders=_ladders(i),
         actions=postmortem_actions(investigation=i),
     )
+    report.sections = {
+        kind.key: kind.postmortem(i) for kind in kinds() if kind.postmortem is not None
+    }
+    report.ladders = report.sections.get(EvidenceKind.LADDER, [])
     if written is not None:
         for name in WRITTEN:
             setattr(report, name, getattr(written, name))

@@ -4,7 +4,12 @@ the rules and the differential view compare."""
 from django.db.models import QuerySet
 
 from investigations.models import Investigation, Profile
-from investigations.selectors.evidence_pairs import EvidencePair, ladder_rows, newest_pairs
+from investigations.selectors.evidence_pairs import (
+    EvidencePair,
+    evidence_get,
+    ladder_rows,
+    newest_pairs,
+)
 
 
 def profiles_for(*, investigation: Investigation) -> QuerySet[Profile]:
@@ -14,10 +19,7 @@ def profiles_for(*, investigation: Investigation) -> QuerySet[Profile]:
 
 def profile_get(*, investigation: Investigation, profile_id) -> Profile | None:
     """The investigation's profile with this id, or None."""
-    try:
-        return profiles_for(investigation=investigation).filter(pk=int(profile_id)).first()
-    except (TypeError, ValueError):
-        return None
+    return evidence_get(rows=profiles_for(investigation=investigation), pk=profile_id)
 
 
 def profile_pairs(*, investigation: Investigation) -> list[EvidencePair]:

@@ -4,17 +4,9 @@
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.urls import reverse
-
-from investigations.choices import EvidenceKind, FindingStatus
-from investigations.models import (
-    CaseRootCause,
-    Finding,
-    Investigation,
-    RootCause,
-    TimelineEvent,
-)
-from investigations.phrases import stored_text
+from investigations.choices import FindingStatus
+from investigations.kinds import evidence_kinds
+from investigations.models import CaseRootCause, Finding, Investigation, RootCause
 
 MAX_OFFERED = 50  # of each kind of evidence, newest first
 
@@ -51,52 +43,16 @@ class PointedCause:
 
 
 def _labels(investigation: Investigation, items: list[dict]) -> dict[tuple[str, int], EvidenceItem]:
-    """Each {kind, id} of this case as an EvidenceItem (those gone since are left out)."""
+    """Each {kind, id} of this case as an EvidenceItem (those gone since are left out): a
+    query for each registered kind named."""
     wanted: dict[str, set[int]] = {}
     for item in items:
         wanted.setdefault(item["kind"], set()).add(item["id"])
     found: dict[tuple[str, int], EvidenceItem] = {}
-    page = reverse("investigation_detail", args=[investigation.pk])
-    if ids := wanted.get(EvidenceKind.FINDING):
-        for finding in investigation.findings.filter(pk__in=ids):
-            found[(EvidenceKind.FINDING, finding.pk)] = EvidenceItem(
-                EvidenceKind.FINDING,
-                finding.pk,
-                stored_text(finding, "title"),
-                f"{page}#finding-{finding.pk}",
-            )
-    if ids := wanted.get(EvidenceKind.PROFILE):
-        for profile in investigation.profiles.filter(pk__in=ids).select_related("side"):
-            found[(EvidenceKind.PROFILE, profile.pk)] = EvidenceItem(
-                EvidenceKind.PROFILE,
-                profile.pk,
-                f"{profile.name} ({profile.side.key.upper()})",
-                reverse("profile_detail", args=[investigation.pk, profile.pk]),
-            )
-    if ids := wanted.get(EvidenceKind.CAPTURE):
-        for capture in investigation.captures.filter(pk__in=ids).select_related("side"):
-            found[(EvidenceKind.CAPTURE, capture.pk)] = EvidenceItem(
-                EvidenceKind.CAPTURE,
-                capture.pk,
-                f"{capture.name} ({capture.side.key.upper()})",
-                reverse("capture_detail", args=[investigation.pk, capture.pk]),
-            )
-    if ids := wanted.get(EvidenceKind.LADDER):
-        for ladder in investigation.ladders.filter(pk__in=ids):
-            found[(EvidenceKind.LADDER, ladder.pk)] = EvidenceItem(
-                EvidenceKind.LADDER,
-                ladder.pk,
-                f"#{ladder.pk} {ladder.created_at:%Y-%m-%d %H:%M}",
-                reverse("ladder_detail", args=[ladder.pk]),
-            )
-    if ids := wanted.get(EvidenceKind.EVENT):
-        for event in investigation.events.filter(pk__in=ids, deleted_at__isnull=True):
-            found[(EvidenceKind.EVENT, event.pk)] = EvidenceItem(
-                EvidenceKind.EVENT,
-                event.pk,
-                f"{event.occurred_at:%Y-%m-%d %H:%M} {stored_text(event, 'summary')[:120]}",
-                reverse("timeline", args=[investigation.pk]) + f"#event-{event.pk}",
-            )
+    for kind in evidence_kinds():
+        if ids := wanted.get(kind.key):
+            for row, label, url in kind.evidence.labelled(investigation, ids):
+                found[(kind.key, row.pk)] = EvidenceItem(kind.key, row.pk, label, url)
     return found
 
 
@@ -147,28 +103,14 @@ def pointed_root_causes(*, investigation: Investigation) -> list[PointedCause]:
 
 
 def offered_evidence(*, investigation: Investigation) -> dict[str, list[EvidenceItem]]:
-    """What the confirm form offers as evidence, by kind: findings not dismissed, profiles,
-    captures, ladders, and the notes and actions of the timeline."""
+    """What the confirm form offers as evidence, by kind (each registered kind's newest:
+    findings not dismissed, profiles, captures, ladders, the notes and actions of the
+    timeline)."""
     items = [
-        {"kind": EvidenceKind.FINDING, "id": pk}
-        for pk in investigation.findings.exclude(status=FindingStatus.DISMISSED)
-        .order_by("-last_seen_at")
-        .values_list("pk", flat=True)[:MAX_OFFERED]
+        {"kind": kind.key, "id": pk}
+        for kind in evidence_kinds()
+        for pk in kind.evidence.offered(investigation).values_list("pk", flat=True)[:MAX_OFFERED]
     ]
-    for kind, rows in (
-        (EvidenceKind.PROFILE, investigation.profiles.all()),
-        (EvidenceKind.CAPTURE, investigation.captures.all()),
-        (EvidenceKind.LADDER, investigation.ladders.order_by("-created_at")),
-        (
-            EvidenceKind.EVENT,
-            TimelineEvent.objects.filter(
-                investigation=investigation, kind__in=["note", "action"], deleted_at__isnull=True
-            ).order_by("-occurred_at"),
-        ),
-    ):
-        items += [
-            {"kind": kind, "id": pk} for pk in rows.values_list("pk", flat=True)[:MAX_OFFERED]
-        ]
     labels = _labels(investigation, items)
     offered: dict[str, list[EvidenceItem]] = {}
     for item in items:

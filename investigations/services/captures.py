@@ -30,7 +30,7 @@ from investigations.jobs import enqueue, overdue
 from investigations.models import Capture, CollectionTarget, Investigation
 from investigations.phrases import message_of, with_phrases
 from investigations.selectors.captures import capture_pairs
-from investigations.services.checklist import checklist_evidence, checklist_refresh
+from investigations.services.checklist import checklist_refresh
 from investigations.services.findings import PairVerdicts, findings_record
 from investigations.services.targets import target_succeed
 from investigations.services.timeline import timeline_event_log
@@ -290,8 +290,7 @@ def capture_refresh(*, investigation: Investigation) -> None:
     checklist_refresh(investigation=investigation, keys=["packets_at_knee"])
 
 
-@checklist_evidence("packets_at_knee")
-def _captured(investigation: Investigation) -> Phrase | None:
+def captured_evidence(investigation: Investigation) -> Phrase | None:
     """Both sides of a pair have a packet capture."""
     pairs = capture_pairs(investigation=investigation)
     if not pairs:

@@ -28,6 +28,7 @@ from investigations.choices import (
     LadderStatus,
     NodeState,
 )
+from investigations.kinds import kinds
 from investigations.models import ChecklistItem, Investigation
 from investigations.phrases import with_phrases
 from investigations.selectors import fact_pairs
@@ -232,7 +233,7 @@ def _rule_out_path(investigation: Investigation) -> Phrase | None:
     )
 
 
-def _ladder(investigation: Investigation) -> Phrase | None:
+def ladder_evidence(investigation: Investigation) -> Phrase | None:
     """A ladder with results on both sides (run here, or imported)."""
     ladder = (
         investigation.ladders.filter(status__in=[LadderStatus.COMPLETED, LadderStatus.IMPORTED])
@@ -265,14 +266,14 @@ EVIDENCE = {
     "pairs": _pairs,
     "sides_match": _sides_match,
     "rule_out_path": _rule_out_path,
-    "ladder": _ladder,
 }
 
 
 def checklist_evidence(key: str):
     """Declare the function that finds the evidence of the step `key` (investigation ->
-    Phrase or None): an evidence kind declares its step beside its own service. The app
-    imports every kind when it starts (apps.py), so each is known before any refresh."""
+    Phrase or None), for a step no evidence kind completes (an evidence kind names its steps
+    in its descriptor: investigations/kinds/). The app imports the declaring modules when it
+    starts (apps.py), so each is known before any refresh."""
 
     def declare(function):
         EVIDENCE[key] = function
@@ -281,18 +282,28 @@ def checklist_evidence(key: str):
     return declare
 
 
+def checklist_steps() -> dict:
+    """{step key: the function that finds its evidence}: the steps declared here and those
+    each registered evidence kind completes."""
+    steps = dict(EVIDENCE)
+    for kind in kinds():
+        steps.update(kind.checklist)
+    return steps
+
+
 @transaction.atomic
 def checklist_refresh(*, investigation: Investigation, keys=None) -> None:
     """Complete the items whose evidence exists; reopen the ones whose evidence went. With
     `keys`, only those items: what a change can affect, when its caller knows."""
+    steps = checklist_steps()
     items = ChecklistItem.objects.select_for_update().filter(
-        investigation=investigation, key__in=list(EVIDENCE if keys is None else keys)
+        investigation=investigation, key__in=list(steps if keys is None else keys)
     )
     now = timezone.now()
     for item in items:
         if not item.auto and item.status not in (ItemStatus.TODO, ItemStatus.IN_PROGRESS):
             continue  # settled by a person: evidence changes nothing, so it is not looked for
-        evidence = EVIDENCE[item.key](investigation)
+        evidence = steps[item.key](investigation)
         if evidence and item.status in (ItemStatus.TODO, ItemStatus.IN_PROGRESS):
             item.status, item.auto, item.completed_at = ItemStatus.DONE, True, now
             _set_evidence(item, evidence, "status", "auto", "completed_at")

@@ -21,6 +21,7 @@ from investigations.choices import (
     TargetStatus,
 )
 from investigations.jobs import enqueue
+from investigations.kinds import collected_kinds, kind_named
 from investigations.models import (
     Collection,
     CollectionTarget,
@@ -65,8 +66,9 @@ def collection_request(
 ) -> Collection:
     """Create the collection and its targets, log it, and enqueue the one task that runs
     them all at once."""
-    if kind not in CollectionKind.values:
-        choices = ", ".join(CollectionKind.values)
+    keys = [str(each.key) for each in collected_kinds()]
+    if kind not in keys:
+        choices = ", ".join(keys)
         raise ValidationError({"kind": _("Choose one of: %(choices)s.") % {"choices": choices}})
     plan = plan_for(kind)
     parameters, start_at = plan.schedule(
@@ -133,7 +135,7 @@ def collection_request(
         kind=EventKind.COLLECTION,
         summary=Phrase(
             gettext_noop("%(kind)s requested from %(count)s hosts: %(hosts)s"),
-            kind=label_phrase(CollectionKind(collection.kind).label),
+            kind=label_phrase(kind_named(collection.kind).label),
             count=len(targets),
             hosts=names,
         ),
@@ -160,7 +162,7 @@ def collection_cancel(*, collection: Collection, user) -> Collection:
             kind=EventKind.COLLECTION,
             summary=Phrase(
                 gettext_noop("%(kind)s #%(number)s: cancel requested"),
-                kind=label_phrase(CollectionKind(collection.kind).label),
+                kind=label_phrase(kind_named(collection.kind).label),
                 number=collection.pk,
             ),
             author=user,

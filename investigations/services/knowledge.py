@@ -27,7 +27,8 @@ from investigations.access import (
     root_cause_can_edit,
     root_cause_edit_refusal,
 )
-from investigations.choices import EventKind, EvidenceKind, Role, RootCauseCategory
+from investigations.choices import EventKind, Role, RootCauseCategory
+from investigations.kinds import evidence_kinds
 from investigations.models import (
     CaseRootCause,
     Investigation,
@@ -171,15 +172,8 @@ def root_cause_update(*, root_cause: RootCause, user, **fields) -> RootCause:
 
 
 def _evidence_models() -> dict:
-    from investigations.models import Capture, Finding, Ladder, Profile, TimelineEvent
-
-    return {
-        EvidenceKind.FINDING: Finding,
-        EvidenceKind.PROFILE: Profile,
-        EvidenceKind.CAPTURE: Capture,
-        EvidenceKind.LADDER: Ladder,
-        EvidenceKind.EVENT: TimelineEvent,
-    }
+    """{kind: model} of every kind a root cause may name as evidence."""
+    return {kind.key: kind.evidence.model for kind in evidence_kinds()}
 
 
 def _clean_evidence(investigation: Investigation, evidence) -> list[dict]:

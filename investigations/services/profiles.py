@@ -26,7 +26,7 @@ from investigations.choices import EventKind, ProfileFormat
 from investigations.models import CollectionTarget, Host, Investigation, Profile
 from investigations.phrases import message_of
 from investigations.selectors.profiles import profile_pairs
-from investigations.services.checklist import checklist_evidence, checklist_refresh
+from investigations.services.checklist import checklist_refresh
 from investigations.services.findings import PairVerdicts, findings_record
 from investigations.services.targets import artifact_store, target_succeed
 from investigations.services.timeline import label_phrase, timeline_event_log
@@ -187,8 +187,7 @@ def _folded(pair) -> tuple[FoldedProfile, FoldedProfile]:
     )
 
 
-@checklist_evidence("profile_at_knee")
-def _profiled(investigation: Investigation) -> Phrase | None:
+def profiled_evidence(investigation: Investigation) -> Phrase | None:
     """Both sides of a pair have a CPU profile."""
     pairs = profile_pairs(investigation=investigation)
     if not pairs:

@@ -24,11 +24,11 @@ from investigations.choices import (
     ENDED_TARGET_STATUSES,
     NEVER_RAN,
     OVERDUE_MESSAGE,
-    CollectionKind,
     EventKind,
     TargetStatus,
 )
 from investigations.jobs import overdue
+from investigations.kinds import kind_named
 from investigations.models import Artifact, Collection, CollectionTarget
 from investigations.phrases import stored_phrase, with_phrases
 from investigations.services.timeline import label_phrase, timeline_event_log
@@ -243,7 +243,7 @@ def collection_complete_if_done(*, collection_id: int) -> None:
         gettext_noop("%(kind)s collected from %(done)s of %(count)s hosts")
         if not cancelled
         else gettext_noop("%(kind)s cancelled: collected from %(done)s of %(count)s hosts"),
-        kind=label_phrase(CollectionKind(collection.kind).label),
+        kind=label_phrase(kind_named(collection.kind).label),
         done=len(targets) - len(failed) - len(cancelled),
         count=len(targets),
     )

@@ -20,6 +20,7 @@ from investigations.choices import (
     Status,
     TargetStatus,
 )
+from investigations.kinds import kind_named
 from investigations.phrases import stored_text
 
 register = template.Library()
@@ -81,9 +82,10 @@ def phrase(row, name: str) -> str:
 @register.filter
 def evidence_kind(value: str) -> str:
     """The name of a kind of evidence ("finding", "profile", ...) in the reader's language."""
-    from investigations.choices import EvidenceKind
-
-    return EvidenceKind(value).label if value in EvidenceKind.values else value
+    try:
+        return kind_named(value).label
+    except LookupError:
+        return value
 
 
 # The top bar's sections: the page's URL name marks one current when it starts with one of

@@ -224,8 +224,8 @@ def test_the_graph_sees_imports_inside_functions_and_the_registries():
 
     # Inside a function body (the task's own service), and the registries' computed names.
     assert "investigations.services.ladder_results" in graph["investigations.tasks"]
-    assert "investigations.runs.facts" in graph["investigations.runs"]
-    assert "investigations.runs.collection" not in graph["investigations.runs"]
+    assert "investigations.kinds.facts" in graph["investigations.kinds.loader"]
+    assert "investigations.runs.facts" in graph["investigations.kinds.facts"]
     assert "investigations.services.targets" in graph["investigations.jobs.sweeper"]
     assert "investigations.views.ladders" in graph["investigations.apps"]
     assert "collectors.stacks.folded" in graph["collectors.stacks"]

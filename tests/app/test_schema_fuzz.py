@@ -70,6 +70,8 @@ REFUSALS = {
         Refusal(None, "username", "There is no user named"),
         Refusal(None, "assignee", "not a member"),
         Refusal(None, "hosts", "Only hosts placed on a side of this investigation"),
+        # A profile or capture during a ladder's step: a ladder of this case.
+        Refusal(None, "ladder", "Choose a ladder of this investigation"),
     ],
     # A name that must be unique and is taken.
     "taken": [
@@ -88,6 +90,11 @@ REFUSALS = {
         Refusal(None, "hosts", "Place hosts on the sides first"),
         Refusal(None, "load_generator", "Place a host with the role 'load generator'"),
         Refusal(None, "fingerprint", "Scan the host key first"),
+        # A profile or capture during a ladder's step: the ladder's steps and state as stored.
+        Refusal(None, "ladder", "Imported results ran elsewhere"),
+        Refusal(None, "ladder", "has ended: choose its knee"),
+        Refusal(None, "step", "Ladder #"),
+        Refusal(None, "step", "choose a later step"),
         Refusal(None, "team", "You lead several teams"),
         # A note edited into an action (or back): the entry's kind is stored.
         Refusal(f"PATCH {INVESTIGATION}/timeline/{{event_id}}", "action", ""),
@@ -106,6 +113,10 @@ REFUSALS = {
         Refusal(f"POST {INVESTIGATION}/ladders", "steps", "A ladder steps up"),
         Refusal(f"POST {INVESTIGATION}/ladders", "steps", "would run longer than"),
         Refusal(f"POST {INVESTIGATION}/path/text", "text", "Column "),
+        # A capture filter's characters are stated; whether tcpdump compiles it is tcpdump's.
+        Refusal(None, "filter", "tcpdump cannot compile this filter"),
+        Refusal(None, "filter_a", "tcpdump cannot compile this filter"),
+        Refusal(None, "filter_b", "tcpdump cannot compile this filter"),
         # A host's address: the schema states its characters; which arrangements of them are
         # a host name or an IPv4/IPv6 address is the validator's (validators.py).
         Refusal(None, "address", "Enter a host name"),

@@ -14,7 +14,7 @@ from app.celery import app
 from investigations import tasks
 from investigations.choices import OVERDUE_MESSAGE, CollectionKind, TargetStatus
 from investigations.models import CollectionTarget, TimelineEvent
-from investigations.runs import PLANS, plan_for
+from investigations.runs import plan_for, plans
 from investigations.runs.facts import FactsPlan
 from investigations.runs.gate import StartGate
 from investigations.services.collections import collection_request, target_deadline_seconds
@@ -29,10 +29,10 @@ from tests.investigations.test_facts_end_to_end import place
 # --- the registry --------------------------------------------------------------------------
 
 
-def test_every_collection_kind_has_a_plan_registered_by_its_own_module():
+def test_every_collection_kind_has_a_plan_named_by_its_descriptor():
     for kind in CollectionKind.values:
         assert plan_for(kind).kind == kind
-    assert isinstance(PLANS[CollectionKind.FACTS], FactsPlan)
+    assert isinstance(plans()[CollectionKind.FACTS], FactsPlan)
 
 
 def test_an_unknown_kind_has_no_plan():

@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -25,7 +24,6 @@ from investigations.analysis.capture_charts import (
     duration_text,
 )
 from investigations.choices import CaptureStatus, Role
-from investigations.forms import attach_errors
 from investigations.forms.captures import CaptureImportForm
 from investigations.jobs import is_overdue
 from investigations.models import Capture
@@ -35,8 +33,8 @@ from investigations.services.captures import (
     OVERDUE,
     capture_import,
 )
-from investigations.views.investigations import investigation_page
-from investigations.views.pages import form_failed, form_or, query_id
+from investigations.views.forms import on_case, submit
+from investigations.views.pages import form_or, query_id
 from investigations.views.panels import panel
 
 LISTED = 50
@@ -102,7 +100,7 @@ def captures_context(request: HttpRequest, investigation) -> dict:
     return {
         "capture_rows": rows,
         "capture_pairs": capture_pairs(investigation=investigation),
-        "capture_form": CaptureParameters(),
+        "capture_form": form_or(request, "capture_form", CaptureParameters),
         "capture_import_form": form_or(request, "capture_import", CaptureImportForm),
         "captures_analysing": analysing,
         "overdue_text": gettext(OVERDUE),
@@ -356,27 +354,27 @@ def capture_pcap(request: HttpRequest, pk: int, capture_id: int) -> FileResponse
 def capture_import_view(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
     form = CaptureImportForm(request.POST, request.FILES)
-    if form.is_valid():
-        side = form.cleaned_data["side"]
-        try:
-            captures = capture_import(
-                investigation=investigation,
-                user=request.user,
-                side_key=side,
-                uploads=form.cleaned_data["file"],
+
+    def imported(captures) -> HttpResponse:
+        messages.success(
+            request,
+            ngettext(
+                "Imported %(count)d capture onto side %(side)s: it is being analysed.",
+                "Imported %(count)d captures onto side %(side)s: they are being analysed.",
+                len(captures),
             )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            messages.success(
-                request,
-                ngettext(
-                    "Imported %(count)d capture onto side %(side)s: it is being analysed.",
-                    "Imported %(count)d captures onto side %(side)s: they are being analysed.",
-                    len(captures),
-                )
-                % {"count": len(captures), "side": side.upper()},
-            )
-            return redirect(reverse("investigation_detail", args=[pk]) + "#captures")
-    form_failed(request, capture_import=form)
-    return investigation_page(request, investigation, status=400)
+            % {"count": len(captures), "side": form.cleaned_data["side"].upper()},
+        )
+        return redirect(reverse("investigation_detail", args=[pk]) + "#captures")
+
+    return submit(
+        form,
+        lambda data: capture_import(
+            investigation=investigation,
+            user=request.user,
+            side_key=data["side"],
+            uploads=data["file"],
+        ),
+        done=imported,
+        failed=on_case(request, investigation, panel="captures", name="capture_import"),
+    )

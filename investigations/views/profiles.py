@@ -3,7 +3,6 @@ differential view of two."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -14,13 +13,12 @@ from collectors.stacks import FoldedProfile, compare_profiles, function_shares
 from investigations.access import investigation_for_user
 from investigations.analysis.flame import diff_tree, flame_tree
 from investigations.choices import Role
-from investigations.forms import attach_errors
 from investigations.forms.profiles import ProfileImportForm
 from investigations.runs.profile import ProfileParameters
 from investigations.selectors.profiles import profile_get, profile_pairs, profiles_for
 from investigations.services.profiles import profile_import, profile_uploads_read
-from investigations.views.investigations import investigation_page
-from investigations.views.pages import form_failed, form_or, query_id
+from investigations.views.forms import on_case, submit
+from investigations.views.pages import form_or, query_id
 from investigations.views.panels import panel
 
 DEFAULT_THRESHOLD = 0.1  # percent: narrower frames are merged into "[other]"
@@ -39,7 +37,7 @@ def profiles_context(request: HttpRequest, investigation) -> dict:
     return {
         "profiles": profiles,
         "profile_pairs": profile_pairs(investigation=investigation),
-        "profile_form": ProfileParameters(),
+        "profile_form": form_or(request, "profile_form", ProfileParameters),
         "profile_import_form": form_or(request, "profile_import", ProfileImportForm),
         "ladders": list(investigation.ladders.all()[:20]),
     }
@@ -163,19 +161,20 @@ def profile_diff_flame(request: HttpRequest, pk: int) -> JsonResponse:
 def profile_import_view(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
     form = ProfileImportForm(request.POST, request.FILES)
-    if form.is_valid():
-        try:
-            profile_import(
-                investigation=investigation,
-                user=request.user,
-                side_key=form.cleaned_data["side"],
-                format=form.cleaned_data["format"],
-                files=profile_uploads_read(form.cleaned_data["file"]),
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            messages.success(request, _("Profiles imported."))
-            return redirect(reverse("investigation_detail", args=[pk]) + "#profiles")
-    form_failed(request, profile_import=form)
-    return investigation_page(request, investigation, status=400)
+
+    def imported(profiles) -> HttpResponse:
+        messages.success(request, _("Profiles imported."))
+        return redirect(reverse("investigation_detail", args=[pk]) + "#profiles")
+
+    return submit(
+        form,
+        lambda data: profile_import(
+            investigation=investigation,
+            user=request.user,
+            side_key=data["side"],
+            format=data["format"],
+            files=profile_uploads_read(data["file"]),
+        ),
+        done=imported,
+        failed=on_case(request, investigation, panel="profiles", name="profile_import"),
+    )

@@ -18,6 +18,7 @@ from investigations.analysis.baseline import DEFAULT_MARGIN, ratio_figure, verdi
 from investigations.api.baselines import baseline_download
 from investigations.choices import CollectionKind, HostRole, Role
 from investigations.forms.baselines import BaselineImportForm
+from investigations.forms.collections import start_ids
 from investigations.runs.baseline import BaselineParameters
 from investigations.selectors.baselines import baseline_table
 from investigations.services.baselines import baseline_import, baseline_uploads_read
@@ -61,7 +62,9 @@ def table_context(investigation, margin: float = DEFAULT_MARGIN) -> dict:
 def baseline_context(request: HttpRequest, investigation) -> dict:
     return {
         **table_context(investigation),
-        "baseline_form": form_or(request, "baseline_form", BaselineParameters),
+        "baseline_form": form_or(
+            request, "baseline_form", lambda: BaselineParameters(auto_id=start_ids("baseline"))
+        ),
         "baseline_running": investigation.collections.filter(
             kind=CollectionKind.BASELINE, completed_at__isnull=True
         ).exists(),

@@ -25,6 +25,7 @@ from investigations.analysis.capture_charts import (
 )
 from investigations.choices import CaptureStatus, Role
 from investigations.forms.captures import CaptureImportForm
+from investigations.forms.collections import start_ids
 from investigations.jobs import is_overdue
 from investigations.models import Capture
 from investigations.runs.packets import CaptureParameters
@@ -100,7 +101,9 @@ def captures_context(request: HttpRequest, investigation) -> dict:
     return {
         "capture_rows": rows,
         "capture_pairs": capture_pairs(investigation=investigation),
-        "capture_form": form_or(request, "capture_form", CaptureParameters),
+        "capture_form": form_or(
+            request, "capture_form", lambda: CaptureParameters(auto_id=start_ids("capture"))
+        ),
         "capture_import_form": form_or(request, "capture_import", CaptureImportForm),
         "captures_analysing": analysing,
         "overdue_text": gettext(OVERDUE),

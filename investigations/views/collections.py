@@ -19,7 +19,7 @@ from investigations.access import (
 )
 from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
 from investigations.connections import unready_reason
-from investigations.forms import CollectFactsForm
+from investigations.forms import CollectFactsForm, start_ids
 from investigations.runs import plan_for
 from investigations.selectors import (
     collection_targets,
@@ -51,7 +51,9 @@ def evidence_context(request: HttpRequest, investigation) -> dict:
     return {
         "pairs": pairs,
         "collections": collections_for(investigation=investigation),
-        "collect_form": form_or(request, "collect_form", CollectFactsForm),
+        "collect_form": form_or(
+            request, "collect_form", lambda: CollectFactsForm(auto_id=start_ids("facts"))
+        ),
         "unready_hosts": sorted(
             ((host, reason) for host in placed if (reason := unready_reason(host))),
             key=lambda item: item[0].name,
@@ -108,7 +110,7 @@ def collection_new(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, gettext("Choose a kind of evidence to collect."))
         return redirect(reverse("investigation_detail", args=[pk]) + "#evidence")
     # The kind's plan validates its own parameters: the form the page showed.
-    form = plan.parameters_form(data=request.POST)
+    form = plan.parameters_form(data=request.POST, auto_id=start_ids(kind))
     fields = form.base_fields
     panel_name, name = START_FORMS.get(kind, START_FORMS[CollectionKind.FACTS])
     return submit(

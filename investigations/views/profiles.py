@@ -13,6 +13,7 @@ from collectors.stacks import FoldedProfile, compare_profiles, function_shares
 from investigations.access import investigation_for_user
 from investigations.analysis.flame import diff_tree, flame_tree
 from investigations.choices import Role
+from investigations.forms.collections import start_ids
 from investigations.forms.profiles import ProfileImportForm
 from investigations.runs.profile import ProfileParameters
 from investigations.selectors.profiles import profile_get, profile_pairs, profiles_for
@@ -37,7 +38,9 @@ def profiles_context(request: HttpRequest, investigation) -> dict:
     return {
         "profiles": profiles,
         "profile_pairs": profile_pairs(investigation=investigation),
-        "profile_form": form_or(request, "profile_form", ProfileParameters),
+        "profile_form": form_or(
+            request, "profile_form", lambda: ProfileParameters(auto_id=start_ids("profile"))
+        ),
         "profile_import_form": form_or(request, "profile_import", ProfileImportForm),
         "ladders": list(investigation.ladders.all()[:20]),
     }

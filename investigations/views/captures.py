@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.formats import number_format
@@ -34,8 +34,9 @@ from investigations.services.captures import (
     OVERDUE,
     capture_import,
 )
+from investigations.views.evidence_items import item_or_404, requested_pair, stored_file
 from investigations.views.forms import on_case, submit
-from investigations.views.pages import form_or, query_id
+from investigations.views.pages import form_or
 from investigations.views.panels import panel
 
 LISTED = 50
@@ -114,11 +115,12 @@ def captures_context(request: HttpRequest, investigation) -> dict:
     }
 
 
+def _get(investigation, capture_id: int) -> Capture | None:
+    return capture_get(investigation=investigation, capture_id=capture_id)
+
+
 def _capture_or_404(investigation, capture_id) -> Capture:
-    capture = capture_get(investigation=investigation, capture_id=capture_id)
-    if capture is None:
-        raise Http404(_("No such capture in this investigation."))
-    return capture
+    return item_or_404(_get, investigation, capture_id, _("No such capture in this investigation."))
 
 
 # --- figures as people read them --------------------------------------------------------------
@@ -285,13 +287,14 @@ def capture_detail(request: HttpRequest, pk: int, capture_id: int) -> HttpRespon
 
 def _pair(request: HttpRequest, investigation) -> tuple[Capture, Capture]:
     """The two captures the query names (?a=&b=), or the newest pair's."""
-    a_id, b_id = query_id(request, "a"), query_id(request, "b")
-    if a_id is None or b_id is None:
-        pairs = capture_pairs(investigation=investigation)
-        if not pairs:
-            raise Http404(_("No pair of analysed captures to compare yet."))
-        return pairs[0].a, pairs[0].b
-    return _capture_or_404(investigation, a_id), _capture_or_404(investigation, b_id)
+    return requested_pair(
+        request,
+        investigation,
+        get=_get,
+        pairs=lambda: capture_pairs(investigation=investigation),
+        missing=_("No such capture in this investigation."),
+        none_yet=_("No pair of analysed captures to compare yet."),
+    )
 
 
 @require_safe
@@ -340,14 +343,10 @@ def capture_pcap(request: HttpRequest, pk: int, capture_id: int) -> FileResponse
     """The capture file as it was kept, for Wireshark."""
     investigation = investigation_for_user(request.user, pk)
     capture = _capture_or_404(investigation, capture_id)
-    try:
-        file = capture.pcap.open("rb")
-    except (OSError, ValueError):
-        raise Http404(_("The capture file is no longer stored.")) from None
-    return FileResponse(
-        file,
-        as_attachment=True,
+    return stored_file(
+        capture.pcap,
         filename=_download_name(capture),
+        gone=_("The capture file is no longer stored."),
         content_type="application/vnd.tcpdump.pcap",
     )
 

@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -33,6 +33,7 @@ from investigations.selectors.root_causes import confirmed_root_cause_ids
 from investigations.services.collections import collection_cancel, collection_request
 from investigations.services.findings import finding_set_status
 from investigations.views.baselines import table_context as baseline_table_context
+from investigations.views.evidence_items import stored_file
 from investigations.views.forms import on_case, submit
 from investigations.views.pages import form_or, wants_partial
 from investigations.views.panels import panel
@@ -205,10 +206,9 @@ def finding_status(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def artifact_download(request: HttpRequest, pk: int) -> FileResponse:
     artifact = artifact_for_user(request.user, pk)
-    try:
-        content = artifact.file.open("rb")
-    except FileNotFoundError:
-        raise Http404(_("The raw output is no longer stored.")) from None
-    response = FileResponse(content, as_attachment=True, filename=artifact.name)
-    response["Content-Type"] = "text/plain; charset=utf-8"
-    return response
+    return stored_file(
+        artifact.file,
+        filename=artifact.name,
+        gone=_("The raw output is no longer stored."),
+        content_type="text/plain; charset=utf-8",
+    )

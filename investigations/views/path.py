@@ -39,6 +39,7 @@ from investigations.services.path import (
     path_node_update,
 )
 from investigations.views.case_page import investigation_page
+from investigations.views.evidence_items import stored_file
 from investigations.views.forms import submit
 from investigations.views.pages import form_failed, query_id, wants_partial
 from investigations.views.panels import panel
@@ -144,12 +145,10 @@ def path_node_file(request: HttpRequest, pk: int, node_pk: int) -> FileResponse:
     node = _node(investigation, node_pk)
     if not node.state_file:
         raise Http404(_("This hop has no evidence file."))
-    try:
-        content = node.state_file.open("rb")
-    except FileNotFoundError:
-        raise Http404(_("The evidence file is no longer stored.")) from None
-    return FileResponse(
-        content, as_attachment=True, filename=node.state_file.name.rsplit("/", 1)[-1]
+    return stored_file(
+        node.state_file,
+        filename=node.state_file.name.rsplit("/", 1)[-1],
+        gone=_("The evidence file is no longer stored."),
     )
 
 

@@ -3,7 +3,7 @@ differential view of two."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
@@ -18,8 +18,9 @@ from investigations.forms.profiles import ProfileImportForm
 from investigations.runs.profile import ProfileParameters
 from investigations.selectors.profiles import profile_get, profile_pairs, profiles_for
 from investigations.services.profiles import profile_import, profile_uploads_read
+from investigations.views.evidence_items import item_or_404, requested_pair
 from investigations.views.forms import on_case, submit
-from investigations.views.pages import form_or, query_id
+from investigations.views.pages import form_or
 from investigations.views.panels import panel
 
 DEFAULT_THRESHOLD = 0.1  # percent: narrower frames are merged into "[other]"
@@ -46,11 +47,12 @@ def profiles_context(request: HttpRequest, investigation) -> dict:
     }
 
 
+def _get(investigation, profile_id: int):
+    return profile_get(investigation=investigation, profile_id=profile_id)
+
+
 def _profile_or_404(investigation, profile_id) -> object:
-    profile = profile_get(investigation=investigation, profile_id=profile_id)
-    if profile is None:
-        raise Http404(_("No such profile in this investigation."))
-    return profile
+    return item_or_404(_get, investigation, profile_id, _("No such profile in this investigation."))
 
 
 def _folded(profile) -> FoldedProfile:
@@ -108,13 +110,14 @@ def profile_folded(request: HttpRequest, pk: int, profile_id: int) -> HttpRespon
 
 def _pair(request: HttpRequest, investigation):
     """The two profiles the query names (?a=&b=), or the newest pair's."""
-    a_id, b_id = query_id(request, "a"), query_id(request, "b")
-    if a_id is None or b_id is None:
-        pairs = profile_pairs(investigation=investigation)
-        if not pairs:
-            raise Http404(_("No pair of profiles to compare yet."))
-        return pairs[0].a, pairs[0].b
-    return _profile_or_404(investigation, a_id), _profile_or_404(investigation, b_id)
+    return requested_pair(
+        request,
+        investigation,
+        get=_get,
+        pairs=lambda: profile_pairs(investigation=investigation),
+        missing=_("No such profile in this investigation."),
+        none_yet=_("No pair of profiles to compare yet."),
+    )
 
 
 def _view_options(request: HttpRequest) -> dict:

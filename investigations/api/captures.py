@@ -3,7 +3,6 @@
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
-from django.http import FileResponse, Http404
 from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema
 
@@ -17,6 +16,7 @@ from investigations.models import Capture
 from investigations.phrases import stored_text
 from investigations.selectors.captures import capture_get, captures_for
 from investigations.services.captures import capture_import
+from investigations.views.evidence_items import stored_file
 
 router = Router(tags=["captures"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
@@ -190,11 +190,12 @@ def captures_get(request, capture_id: Id):
 def captures_pcap(request, capture_id: Id):
     """The pcap itself, as captured or imported: it opens in Wireshark."""
     capture: Capture = capture_for_user(request.user, capture_id)
-    try:
-        file = capture.pcap.open("rb")
-    except (FileNotFoundError, ValueError):
-        raise Http404(_("The capture's file is no longer stored.")) from None
-    return FileResponse(file, as_attachment=True, filename=capture.name, content_type=PCAP_TYPE)
+    return stored_file(
+        capture.pcap,
+        filename=capture.name,
+        gone=_("The capture's file is no longer stored."),
+        content_type=PCAP_TYPE,
+    )
 
 
 @importer(

@@ -6,7 +6,7 @@ from investigations.forms.checklist import (
     ChecklistAddForm,
     ChecklistItemForm,
 )
-from investigations.forms.collections import CollectFactsForm
+from investigations.forms.collections import CollectFactsForm, start_ids
 from investigations.forms.errors import attach_errors
 from investigations.forms.fields import (
     DATETIME_WIDGET,
@@ -55,6 +55,7 @@ from investigations.forms.tokens import ApiTokenForm
 __all__ = [
     "ApiTokenForm",
     "attach_errors",
+    "start_ids",
     "ChecklistAddForm",
     "ChecklistItemForm",
     "CollectFactsForm",

@@ -3,4 +3,10 @@
 
 from investigations.runs.facts import FactsParameters as CollectFactsForm
 
-__all__ = ["CollectFactsForm"]
+__all__ = ["CollectFactsForm", "start_ids"]
+
+
+def start_ids(kind: str) -> str:
+    """The HTML ids of a kind's start form: every kind's form is on the one investigation
+    page, and several have a field of the same name (seconds), whose label must find it."""
+    return f"id_{kind}-%s"

@@ -75,6 +75,7 @@ from investigations.selectors.path import (
 from investigations.selectors.teams import (
     membership_get,
     memberships_for_user,
+    of_member,
     team_member_named,
     team_members,
     team_users,
@@ -161,6 +162,7 @@ __all__ = [
     "team_member_named",
     "team_members",
     "team_users",
+    "of_member",
     "teams_for_user",
     "teams_with_role",
     "timeline_events",

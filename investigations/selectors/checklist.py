@@ -5,6 +5,7 @@ from django.db.models import Count, Max, Q, QuerySet
 
 from investigations.choices import SETTLED_ITEM_STATUSES
 from investigations.models import ChecklistItem, Investigation
+from investigations.selectors.teams import of_member
 
 
 def checklist_items(*, investigation: Investigation) -> QuerySet[ChecklistItem]:
@@ -50,7 +51,7 @@ def my_checklist_items(*, user: AbstractBaseUser) -> QuerySet[ChecklistItem]:
     """The user's unfinished items in their teams' investigations, newest case first, with
     investigation and team loaded."""
     return (
-        ChecklistItem.objects.filter(assignee=user, investigation__team__memberships__user=user)
+        of_member(ChecklistItem.objects.filter(assignee=user), user, path="investigation__team")
         .exclude(status__in=SETTLED_ITEM_STATUSES)
         .select_related("investigation__team")
         .order_by("-investigation__created_at", "position")

@@ -15,6 +15,7 @@ from investigations.choices import HostRole, ScanStatus, SideKey
 from investigations.jobs import is_overdue
 from investigations.models import Credential, EnvironmentMember, Host, Investigation, Team
 from investigations.phrases import stored_text, translate
+from investigations.selectors.teams import of_member
 
 
 def hosts_for_user(
@@ -22,9 +23,7 @@ def hosts_for_user(
 ) -> QuerySet[Host]:
     """The hosts of the user's teams (of one team, if given), with team, credential and jump
     host loaded."""
-    hosts = Host.objects.filter(team__memberships__user=user).select_related(
-        "team", "credential", "jump_host"
-    )
+    hosts = of_member(Host.objects.all(), user).select_related("team", "credential", "jump_host")
     if team is not None:
         hosts = hosts.filter(team=team)
     if team_id is not None:
@@ -37,9 +36,7 @@ def credentials_for_user(
 ) -> QuerySet[Credential]:
     """The credentials of the user's teams (of one team, if given), with team and creator
     loaded."""
-    credentials = Credential.objects.filter(team__memberships__user=user).select_related(
-        "team", "created_by"
-    )
+    credentials = of_member(Credential.objects.all(), user).select_related("team", "created_by")
     if team is not None:
         credentials = credentials.filter(team=team)
     if team_id is not None:

@@ -4,6 +4,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
 from investigations.models import Investigation, Side
+from investigations.selectors.teams import of_member
 
 # What the API's answer reads of the confirmed root causes.
 ROOT_CAUSES = ("case_root_causes__root_cause", "case_root_causes__confirmed_by")
@@ -15,7 +16,7 @@ def investigation_list(
     """The investigations of the user's teams, with team, lead and tags loaded (and sides,
     with_sides)."""
     investigations = (
-        Investigation.objects.filter(team__memberships__user=user)
+        of_member(Investigation.objects.all(), user)
         .select_related("team", "lead")
         .prefetch_related("tags")
     )

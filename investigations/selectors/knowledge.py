@@ -14,6 +14,7 @@ from investigations.models import (
     RootCauseRevision,
 )
 from investigations.selectors.search import search_scores
+from investigations.selectors.teams import of_member
 from investigations.services.search import INVESTIGATION, ROOT_CAUSE
 
 # The knowledge base holds tens to a few hundred entries: rank them all.
@@ -66,8 +67,8 @@ def root_cause_cases(*, root_cause: RootCause, user: AbstractBaseUser) -> QueryS
     """Where the entry was confirmed, among the investigations of the user's teams only (a
     foreign case is not even counted), newest first, with the investigation loaded."""
     return (
-        CaseRootCause.objects.filter(
-            root_cause=root_cause, investigation__team__memberships__user=user
+        of_member(
+            CaseRootCause.objects.filter(root_cause=root_cause), user, path="investigation__team"
         )
         .select_related("investigation")
         .order_by("-confirmed_at", "-pk")
@@ -78,7 +79,7 @@ def root_cause_findings(*, root_cause: RootCause, user: AbstractBaseUser) -> Que
     """The findings whose rule points to the entry, in the user's teams' investigations only,
     with their investigation loaded."""
     return (
-        Finding.objects.filter(root_cause=root_cause, investigation__team__memberships__user=user)
+        of_member(Finding.objects.filter(root_cause=root_cause), user, path="investigation__team")
         .select_related("investigation")
         .order_by("investigation_id", "status", "-last_seen_at")
     )
@@ -90,7 +91,7 @@ def search_investigations(
     """The user's teams' investigations that match `q`, best first, each with `.score`."""
     if not (q or "").strip():
         return []
-    mine = Investigation.objects.filter(team__memberships__user=user).values_list("pk", flat=True)
+    mine = of_member(Investigation.objects.all(), user).values_list("pk", flat=True)
     ranked = search_scores(kind=INVESTIGATION, query=q, among=mine, limit=limit)
     rows = Investigation.objects.select_related("team").in_bulk([pk for pk, _ in ranked])
     found = []

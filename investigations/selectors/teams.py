@@ -31,15 +31,29 @@ def team_member_named(*, team_id: int, username: str) -> AbstractBaseUser | None
     return get_user_model().objects.filter(username=username, memberships__team_id=team_id).first()
 
 
+def of_member(
+    rows: QuerySet, user: AbstractBaseUser, *, path: str = "team", roles: Iterable[str] = ()
+) -> QuerySet:
+    """The rows that belong to a team of the user's (where the user holds one of `roles`, if
+    given): the one membership filter of every read. `path` leads from a row to its team
+    ("investigation__team"; "" for teams themselves). A user has one membership a team, so
+    no row comes twice."""
+    memberships = f"{path}__memberships" if path else "memberships"
+    conditions = {f"{memberships}__user": user}
+    if roles:
+        # In the same filter() call, so that user and role are one membership row's.
+        conditions[f"{memberships}__role__in"] = list(roles)
+    return rows.filter(**conditions)
+
+
 def teams_for_user(*, user: AbstractBaseUser) -> QuerySet[Team]:
     """The user's teams, by name (the rows only)."""
-    return Team.objects.filter(memberships__user=user).order_by("name")
+    return of_member(Team.objects.all(), user, path="").order_by("name")
 
 
 def teams_with_role(*, user: AbstractBaseUser, roles: Iterable[str]) -> QuerySet[Team]:
     """The teams where the user holds one of these roles, by name (the rows only)."""
-    # One filter() call, so that user and role are conditions on the same membership row.
-    return Team.objects.filter(memberships__user=user, memberships__role__in=roles).order_by("name")
+    return of_member(Team.objects.all(), user, path="", roles=roles).order_by("name")
 
 
 def memberships_for_user(*, user: AbstractBaseUser) -> QuerySet[Membership]:

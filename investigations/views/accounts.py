@@ -1,7 +1,6 @@
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -10,37 +9,39 @@ from django.utils.translation import check_for_language
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
-from investigations.forms import ApiTokenForm, attach_errors
+from investigations.forms import ApiTokenForm
 from investigations.selectors import api_token_get, api_tokens_for
 from investigations.services.accounts import user_language_set
 from investigations.services.tokens import api_token_create, api_token_revoke
+from investigations.views.forms import submit
 
 
 @login_required
 def profile(request: HttpRequest) -> HttpResponse:
-    form = ApiTokenForm(request.POST or None)
-    new_token = None
-    if request.method == "POST" and form.is_valid():
-        try:
-            _, new_token = api_token_create(user=request.user, name=form.cleaned_data["name"])
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            form = ApiTokenForm()
-    response = render(
-        request,
-        "investigations/profile.html",
-        {
-            "form": form,
-            "tokens": api_tokens_for(user=request.user),
-            "new_token": new_token,
-            "now": timezone.now(),
-            "token_days": settings.API_TOKEN_DAYS,
-        },
+    def page(form, new_token=None) -> HttpResponse:
+        response = render(
+            request,
+            "investigations/profile.html",
+            {
+                "form": form,
+                "tokens": api_tokens_for(user=request.user),
+                "new_token": new_token,
+                "now": timezone.now(),
+                "token_days": settings.API_TOKEN_DAYS,
+            },
+        )
+        # The page may hold a token shown once: no cache may keep it.
+        response["Cache-Control"] = "no-store"
+        return response
+
+    if request.method != "POST":
+        return page(ApiTokenForm())
+    return submit(
+        ApiTokenForm(request.POST),
+        lambda data: api_token_create(user=request.user, name=data["name"]),
+        done=lambda created: page(ApiTokenForm(), new_token=created[1]),
+        failed=page,
     )
-    # The page may hold a token shown once: no cache may keep it.
-    response["Cache-Control"] = "no-store"
-    return response
 
 
 @require_POST

@@ -5,7 +5,6 @@ import math
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -18,11 +17,12 @@ from investigations.access import investigation_for_user
 from investigations.analysis.baseline import DEFAULT_MARGIN, ratio_figure, verdict_counts
 from investigations.api.baselines import baseline_download
 from investigations.choices import CollectionKind, HostRole, Role
-from investigations.forms import attach_errors
 from investigations.forms.baselines import BaselineImportForm
+from investigations.forms.collections import start_ids
 from investigations.runs.baseline import BaselineParameters
 from investigations.selectors.baselines import baseline_table
 from investigations.services.baselines import baseline_import, baseline_uploads_read
+from investigations.views.forms import submit
 from investigations.views.pages import form_failed, form_or
 from investigations.views.panels import panel
 
@@ -62,7 +62,9 @@ def table_context(investigation, margin: float = DEFAULT_MARGIN) -> dict:
 def baseline_context(request: HttpRequest, investigation) -> dict:
     return {
         **table_context(investigation),
-        "baseline_form": BaselineParameters(),
+        "baseline_form": form_or(
+            request, "baseline_form", lambda: BaselineParameters(auto_id=start_ids("baseline"))
+        ),
         "baseline_running": investigation.collections.filter(
             kind=CollectionKind.BASELINE, completed_at__isnull=True
         ).exists(),
@@ -119,23 +121,26 @@ def baseline_export_view(request: HttpRequest, pk: int, format: str) -> HttpResp
 @login_required
 def baseline_import_view(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
-    form = BaselineImportForm(request.POST, request.FILES)
-    if form.is_valid():
-        try:
-            baseline_import(
-                investigation=investigation,
-                user=request.user,
-                side_key=form.cleaned_data["side"],
-                role=form.cleaned_data["role"],
-                files=baseline_uploads_read(form.cleaned_data["file"]),
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            messages.success(request, gettext("Baseline results imported."))
-            return redirect(reverse("baseline_page", args=[pk]))
-    form_failed(request, baseline_import=form)
-    request.method = "GET"
-    response = baseline_page(request, pk)
-    response.status_code = 400
-    return response
+
+    def imported(rows) -> HttpResponse:
+        messages.success(request, gettext("Baseline results imported."))
+        return redirect(reverse("baseline_page", args=[pk]))
+
+    def again(form) -> HttpResponse:
+        # The baseline page, the import form on it with its errors and values.
+        form_failed(request, baseline_import=form)
+        request.method = "GET"
+        return baseline_page(request, pk)
+
+    return submit(
+        BaselineImportForm(request.POST, request.FILES),
+        lambda data: baseline_import(
+            investigation=investigation,
+            user=request.user,
+            side_key=data["side"],
+            role=data["role"],
+            files=baseline_uploads_read(data["file"]),
+        ),
+        done=imported,
+        failed=again,
+    )

@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.formats import number_format
@@ -25,8 +24,8 @@ from investigations.analysis.capture_charts import (
     duration_text,
 )
 from investigations.choices import CaptureStatus, Role
-from investigations.forms import attach_errors
 from investigations.forms.captures import CaptureImportForm
+from investigations.forms.collections import start_ids
 from investigations.jobs import is_overdue
 from investigations.models import Capture
 from investigations.runs.packets import CaptureParameters
@@ -35,8 +34,9 @@ from investigations.services.captures import (
     OVERDUE,
     capture_import,
 )
-from investigations.views.investigations import investigation_page
-from investigations.views.pages import form_failed, form_or, query_id
+from investigations.views.evidence_items import item_or_404, requested_pair, stored_file
+from investigations.views.forms import on_case, submit
+from investigations.views.pages import form_or
 from investigations.views.panels import panel
 
 LISTED = 50
@@ -102,7 +102,9 @@ def captures_context(request: HttpRequest, investigation) -> dict:
     return {
         "capture_rows": rows,
         "capture_pairs": capture_pairs(investigation=investigation),
-        "capture_form": CaptureParameters(),
+        "capture_form": form_or(
+            request, "capture_form", lambda: CaptureParameters(auto_id=start_ids("capture"))
+        ),
         "capture_import_form": form_or(request, "capture_import", CaptureImportForm),
         "captures_analysing": analysing,
         "overdue_text": gettext(OVERDUE),
@@ -113,11 +115,12 @@ def captures_context(request: HttpRequest, investigation) -> dict:
     }
 
 
+def _get(investigation, capture_id: int) -> Capture | None:
+    return capture_get(investigation=investigation, capture_id=capture_id)
+
+
 def _capture_or_404(investigation, capture_id) -> Capture:
-    capture = capture_get(investigation=investigation, capture_id=capture_id)
-    if capture is None:
-        raise Http404(_("No such capture in this investigation."))
-    return capture
+    return item_or_404(_get, investigation, capture_id, _("No such capture in this investigation."))
 
 
 # --- figures as people read them --------------------------------------------------------------
@@ -284,13 +287,14 @@ def capture_detail(request: HttpRequest, pk: int, capture_id: int) -> HttpRespon
 
 def _pair(request: HttpRequest, investigation) -> tuple[Capture, Capture]:
     """The two captures the query names (?a=&b=), or the newest pair's."""
-    a_id, b_id = query_id(request, "a"), query_id(request, "b")
-    if a_id is None or b_id is None:
-        pairs = capture_pairs(investigation=investigation)
-        if not pairs:
-            raise Http404(_("No pair of analysed captures to compare yet."))
-        return pairs[0].a, pairs[0].b
-    return _capture_or_404(investigation, a_id), _capture_or_404(investigation, b_id)
+    return requested_pair(
+        request,
+        investigation,
+        get=_get,
+        pairs=lambda: capture_pairs(investigation=investigation),
+        missing=_("No such capture in this investigation."),
+        none_yet=_("No pair of analysed captures to compare yet."),
+    )
 
 
 @require_safe
@@ -339,14 +343,10 @@ def capture_pcap(request: HttpRequest, pk: int, capture_id: int) -> FileResponse
     """The capture file as it was kept, for Wireshark."""
     investigation = investigation_for_user(request.user, pk)
     capture = _capture_or_404(investigation, capture_id)
-    try:
-        file = capture.pcap.open("rb")
-    except (OSError, ValueError):
-        raise Http404(_("The capture file is no longer stored.")) from None
-    return FileResponse(
-        file,
-        as_attachment=True,
+    return stored_file(
+        capture.pcap,
         filename=_download_name(capture),
+        gone=_("The capture file is no longer stored."),
         content_type="application/vnd.tcpdump.pcap",
     )
 
@@ -356,27 +356,27 @@ def capture_pcap(request: HttpRequest, pk: int, capture_id: int) -> FileResponse
 def capture_import_view(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
     form = CaptureImportForm(request.POST, request.FILES)
-    if form.is_valid():
-        side = form.cleaned_data["side"]
-        try:
-            captures = capture_import(
-                investigation=investigation,
-                user=request.user,
-                side_key=side,
-                uploads=form.cleaned_data["file"],
+
+    def imported(captures) -> HttpResponse:
+        messages.success(
+            request,
+            ngettext(
+                "Imported %(count)d capture onto side %(side)s: it is being analysed.",
+                "Imported %(count)d captures onto side %(side)s: they are being analysed.",
+                len(captures),
             )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            messages.success(
-                request,
-                ngettext(
-                    "Imported %(count)d capture onto side %(side)s: it is being analysed.",
-                    "Imported %(count)d captures onto side %(side)s: they are being analysed.",
-                    len(captures),
-                )
-                % {"count": len(captures), "side": side.upper()},
-            )
-            return redirect(reverse("investigation_detail", args=[pk]) + "#captures")
-    form_failed(request, capture_import=form)
-    return investigation_page(request, investigation, status=400)
+            % {"count": len(captures), "side": form.cleaned_data["side"].upper()},
+        )
+        return redirect(reverse("investigation_detail", args=[pk]) + "#captures")
+
+    return submit(
+        form,
+        lambda data: capture_import(
+            investigation=investigation,
+            user=request.user,
+            side_key=data["side"],
+            uploads=data["file"],
+        ),
+        done=imported,
+        failed=on_case(request, investigation, panel="captures", name="capture_import"),
+    )

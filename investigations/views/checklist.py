@@ -1,5 +1,4 @@
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -9,7 +8,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from investigations.access import investigation_for_user
 from investigations.choices import ItemStatus, Role
-from investigations.forms import ChecklistAddForm, ChecklistItemForm, attach_errors
+from investigations.forms import ChecklistAddForm, ChecklistItemForm
 from investigations.selectors import (
     checklist_item_get,
     checklist_items,
@@ -24,6 +23,8 @@ from investigations.services.checklist import (
     checklist_item_add,
     checklist_item_update,
 )
+from investigations.views.case_page import investigation_page
+from investigations.views.forms import submit
 from investigations.views.pages import form_failed, form_or, wants_partial
 from investigations.views.panels import panel
 from investigations.views.progress import progress_bar
@@ -78,20 +79,19 @@ def checklist(request: HttpRequest, pk: int) -> HttpResponse:
             return response
         return _partial(request, investigation)
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
-    form = ChecklistAddForm(request.POST)
-    if form.is_valid():
-        try:
-            checklist_item_add(
-                investigation=investigation, user=request.user, title=form.cleaned_data["title"]
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-    if form.errors:
+
+    def failed(form) -> HttpResponse:
         form_failed(request, checklist_add_form=form)
         return _failed(request, investigation)
-    if not wants_partial(request):
-        return _back(investigation)
-    return _partial(request, investigation)
+
+    return submit(
+        ChecklistAddForm(request.POST),
+        lambda data: checklist_item_add(
+            investigation=investigation, user=request.user, title=data["title"]
+        ),
+        done=lambda item: _done(request, investigation),
+        failed=failed,
+    )
 
 
 @require_POST
@@ -102,12 +102,9 @@ def checklist_item(request: HttpRequest, pk: int) -> HttpResponse:
         raise Http404
     investigation = investigation_for_user(request.user, item.investigation_id, Role.RESPONDER)
     form = ChecklistItemForm(request.POST)
-    if form.is_valid():
-        try:
-            checklist_item_update(item=item, user=request.user, **_changes(request, form))
-        except ValidationError as error:
-            attach_errors(form, error)
-    if form.errors:
+
+    def failed(form) -> HttpResponse:
+        # The step's own form again, with the errors and the text typed.
         request.failed_item = {
             "pk": item.pk,
             "errors": [m for ms in form.errors.values() for m in ms],
@@ -115,6 +112,16 @@ def checklist_item(request: HttpRequest, pk: int) -> HttpResponse:
             "na_reason": request.POST.get("na_reason", ""),
         }
         return _failed(request, investigation)
+
+    return submit(
+        form,
+        lambda data: checklist_item_update(item=item, user=request.user, **_changes(request, form)),
+        done=lambda saved: _done(request, investigation),
+        failed=failed,
+    )
+
+
+def _done(request: HttpRequest, investigation) -> HttpResponse:
     if not wants_partial(request):
         return _back(investigation)
     return _partial(request, investigation)
@@ -125,9 +132,6 @@ def _failed(request: HttpRequest, investigation) -> HttpResponse:
     the whole page at the panel (without JavaScript)."""
     if wants_partial(request):
         return _partial(request, investigation, status=400)
-    # Not at import time: the page's view imports this module (for its progress bar).
-    from investigations.views.investigations import investigation_page
-
     return investigation_page(request, investigation, status=400)
 
 

@@ -2,7 +2,7 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
@@ -19,7 +19,7 @@ from investigations.access import (
 )
 from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
 from investigations.connections import unready_reason
-from investigations.forms import CollectFactsForm
+from investigations.forms import CollectFactsForm, start_ids
 from investigations.runs import plan_for
 from investigations.selectors import (
     collection_targets,
@@ -33,7 +33,9 @@ from investigations.selectors.root_causes import confirmed_root_cause_ids
 from investigations.services.collections import collection_cancel, collection_request
 from investigations.services.findings import finding_set_status
 from investigations.views.baselines import table_context as baseline_table_context
-from investigations.views.pages import wants_partial
+from investigations.views.evidence_items import stored_file
+from investigations.views.forms import on_case, submit
+from investigations.views.pages import form_or, wants_partial
 from investigations.views.panels import panel
 
 
@@ -50,7 +52,9 @@ def evidence_context(request: HttpRequest, investigation) -> dict:
     return {
         "pairs": pairs,
         "collections": collections_for(investigation=investigation),
-        "collect_form": CollectFactsForm(),
+        "collect_form": form_or(
+            request, "collect_form", lambda: CollectFactsForm(auto_id=start_ids("facts"))
+        ),
         "unready_hosts": sorted(
             ((host, reason) for host in placed if (reason := unready_reason(host))),
             key=lambda item: item[0].name,
@@ -86,32 +90,48 @@ def findings_context(request: HttpRequest, investigation) -> dict:
     }
 
 
+# Where each kind's start form lives on the investigation page: its panel, and the name
+# the panel's context reads it by (`form_or`), so a form that failed is drawn there again.
+START_FORMS = {
+    CollectionKind.FACTS: ("evidence", "collect_form"),
+    CollectionKind.CAPTURE: ("captures", "capture_form"),
+    CollectionKind.PROFILE: ("profiles", "profile_form"),
+    CollectionKind.BASELINE: ("baseline", "baseline_form"),
+}
+
+
 @require_POST
 @login_required
 def collection_new(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
     kind = request.POST.get("kind") or CollectionKind.FACTS
     try:
-        # The kind's plan validates its own parameters (the form the page showed).
-        fields = plan_for(kind).parameters_form.base_fields
-        collection_request(
+        plan = plan_for(kind)
+    except LookupError:
+        messages.error(request, gettext("Choose a kind of evidence to collect."))
+        return redirect(reverse("investigation_detail", args=[pk]) + "#evidence")
+    # The kind's plan validates its own parameters: the form the page showed.
+    form = plan.parameters_form(data=request.POST, auto_id=start_ids(kind))
+    fields = form.base_fields
+    panel_name, name = START_FORMS.get(kind, START_FORMS[CollectionKind.FACTS])
+    return submit(
+        form,
+        lambda data: collection_request(
             investigation=investigation,
             user=request.user,
             kind=kind,
             parameters={
-                name: (
-                    request.POST.getlist(name)
+                field_name: (
+                    request.POST.getlist(field_name)
                     if isinstance(field, forms.MultipleChoiceField)
-                    else request.POST.get(name, "")
+                    else request.POST.get(field_name, "")
                 )
-                for name, field in fields.items()
+                for field_name, field in fields.items()
             },
-        )
-    except LookupError:
-        messages.error(request, gettext("Choose a kind of evidence to collect."))
-    except ValidationError as error:
-        messages.error(request, " ".join(error.messages))
-    return redirect(reverse("investigation_detail", args=[pk]) + "#evidence")
+        ),
+        done=lambda collection: redirect(reverse("investigation_detail", args=[pk]) + "#evidence"),
+        failed=on_case(request, investigation, panel=panel_name, name=name),
+    )
 
 
 @require_POST
@@ -186,10 +206,9 @@ def finding_status(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def artifact_download(request: HttpRequest, pk: int) -> FileResponse:
     artifact = artifact_for_user(request.user, pk)
-    try:
-        content = artifact.file.open("rb")
-    except FileNotFoundError:
-        raise Http404(_("The raw output is no longer stored.")) from None
-    response = FileResponse(content, as_attachment=True, filename=artifact.name)
-    response["Content-Type"] = "text/plain; charset=utf-8"
-    return response
+    return stored_file(
+        artifact.file,
+        filename=artifact.name,
+        gone=_("The raw output is no longer stored."),
+        content_type="text/plain; charset=utf-8",
+    )

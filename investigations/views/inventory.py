@@ -16,7 +16,6 @@ from investigations.forms import (
     HostCreateForm,
     HostForm,
     HostKeyTrustForm,
-    attach_errors,
 )
 from investigations.phrases import translate
 from investigations.selectors import (
@@ -37,6 +36,7 @@ from investigations.services.inventory import (
     host_delete,
     host_update,
 )
+from investigations.views.forms import submit
 from investigations.views.pages import paginate, query_id
 
 WRITERS = [Role.RESPONDER, Role.LEAD]
@@ -66,25 +66,26 @@ def host_list(request: HttpRequest) -> HttpResponse:
     team_id = query_id(request, "team")
     hosts = hosts_for_user(user=request.user, team_id=team_id)
     form = HostCreateForm(request.POST or None, teams=writable, **_host_choices(writable))
-    if request.method == "POST" and form.is_valid():
-        data = dict(form.cleaned_data)
-        try:
-            host = host_create(**data)
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            messages.success(request, _("Host %(name)s added.") % {"name": host.name})
-            return redirect("host_list")
-    return render(
-        request,
-        "investigations/host_list.html",
-        {
-            "page": paginate(request, hosts),
-            "teams": teams,
-            "team_id": str(team_id or ""),
-            "form": form if writable.exists() else None,
-        },
-    )
+
+    def page(form) -> HttpResponse:
+        return render(
+            request,
+            "investigations/host_list.html",
+            {
+                "page": paginate(request, hosts),
+                "teams": teams,
+                "team_id": str(team_id or ""),
+                "form": form if writable.exists() else None,
+            },
+        )
+
+    def added(host) -> HttpResponse:
+        messages.success(request, _("Host %(name)s added.") % {"name": host.name})
+        return redirect("host_list")
+
+    if request.method != "POST":
+        return page(form)
+    return submit(form, lambda data: host_create(**data), done=added, failed=page)
 
 
 @login_required
@@ -102,28 +103,28 @@ def host_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     choices = _host_choices(_writable_teams(request), host.team, host)
     form = HostForm(request.POST or None, initial=initial, **choices)
-    if request.method == "POST":
-        host = host_for_user(request.user, pk, Role.RESPONDER)
-        if form.is_valid():
-            try:
-                host_update(host=host, **form.cleaned_data)
-            except ValidationError as error:
-                attach_errors(form, error)
-            else:
-                messages.success(request, _("Host saved."))
-                return redirect("host_detail", pk=host.pk)
-    placements = host_placements(host=host)
-    return render(
-        request,
-        "investigations/host_detail.html",
-        {
-            "host": host,
-            "form": form,
-            "can_write": can_write,
-            "placements": placements,
-            **_host_key_context(host),
-        },
-    )
+
+    def page(form) -> HttpResponse:
+        return render(
+            request,
+            "investigations/host_detail.html",
+            {
+                "host": host,
+                "form": form,
+                "can_write": can_write,
+                "placements": host_placements(host=host),
+                **_host_key_context(host),
+            },
+        )
+
+    def saved(result) -> HttpResponse:
+        messages.success(request, _("Host saved."))
+        return redirect("host_detail", pk=host.pk)
+
+    if request.method != "POST":
+        return page(form)
+    host = host_for_user(request.user, pk, Role.RESPONDER)
+    return submit(form, lambda data: host_update(host=host, **data), done=saved, failed=page)
 
 
 @require_POST
@@ -143,31 +144,37 @@ def host_remove(request: HttpRequest, pk: int) -> HttpResponse:
 def credential_list(request: HttpRequest) -> HttpResponse:
     writable = _writable_teams(request)
     form = CredentialForm(request.POST or None, teams=writable)
-    if request.method == "POST" and form.is_valid():
-        try:
-            credential = credential_create(user=request.user, **form.cleaned_data)
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            messages.success(
-                request,
-                _("Credential %(name)s saved (%(fingerprint)s).")
-                % {"name": credential.name, "fingerprint": credential.fingerprint},
-            )
-            return redirect("credential_list")
-    if form.is_bound:
-        # Never send a secret back to the browser, even into a form with errors.
-        form.data = form.data.copy()
-        form.data["private_key"] = ""
-        form.data["passphrase"] = ""
-    credentials = credentials_for_user(user=request.user)
-    return render(
-        request,
-        "investigations/credential_list.html",
-        {
-            "page": paginate(request, credentials),
-            "form": form if writable.exists() else None,
-        },
+
+    def page(form) -> HttpResponse:
+        if form.is_bound:
+            # Never send a secret back to the browser, even into a form with errors.
+            form.data = form.data.copy()
+            form.data["private_key"] = ""
+            form.data["passphrase"] = ""
+        return render(
+            request,
+            "investigations/credential_list.html",
+            {
+                "page": paginate(request, credentials_for_user(user=request.user)),
+                "form": form if writable.exists() else None,
+            },
+        )
+
+    def saved(credential) -> HttpResponse:
+        messages.success(
+            request,
+            _("Credential %(name)s saved (%(fingerprint)s).")
+            % {"name": credential.name, "fingerprint": credential.fingerprint},
+        )
+        return redirect("credential_list")
+
+    if request.method != "POST":
+        return page(form)
+    return submit(
+        form,
+        lambda data: credential_create(user=request.user, **data),
+        done=saved,
+        failed=page,
     )
 
 

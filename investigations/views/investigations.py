@@ -10,7 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST, require_safe
 
 from investigations.access import investigation_for_user
-from investigations.choices import Role, SideKind, Status, allowed_status_moves
+from investigations.choices import Role, SideKind
 from investigations.filters import InvestigationFilter
 from investigations.forms import (
     InvestigationCreateForm,
@@ -18,10 +18,8 @@ from investigations.forms import (
     MemberForm,
     SideForm,
     StatusForm,
-    attach_errors,
 )
 from investigations.selectors import (
-    checklist_counts,
     host_pairs,
     hosts_for_user,
     investigation_tag_names,
@@ -43,9 +41,10 @@ from investigations.services.investigations import (
     investigation_update,
     side_update,
 )
-from investigations.views.pages import form_failed, form_or, paginate, wants_partial
-from investigations.views.panels import panel, panel_menu, panels_html
-from investigations.views.progress import progress_bar
+from investigations.views.case_page import head_context, investigation_page
+from investigations.views.forms import on_case, on_page, submit
+from investigations.views.pages import form_or, paginate, wants_partial
+from investigations.views.panels import panel
 
 
 @login_required
@@ -90,27 +89,31 @@ def investigation_new(request: HttpRequest) -> HttpResponse:
         members=members,
         initial={"side_a_kind": SideKind.OTHER, "side_b_kind": SideKind.OTHER},
     )
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
+    page = on_page(request, "investigations/investigation_form.html", {})
+    if request.method != "POST":
+        return page(form)
+
+    def create(data):
         fields = form.service_fields()
         if fields["lead"] is None:
             fields.pop("lead")
-        try:
-            investigation = investigation_create(
-                team=data["team"],
-                user=request.user,
-                tags=data["tags"],
-                side_a_label=data["side_a_label"],
-                side_a_kind=data["side_a_kind"],
-                side_b_label=data["side_b_label"],
-                side_b_kind=data["side_b_kind"],
-                **fields,
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            return redirect("investigation_detail", pk=investigation.pk)
-    return render(request, "investigations/investigation_form.html", {"form": form})
+        return investigation_create(
+            team=data["team"],
+            user=request.user,
+            tags=data["tags"],
+            side_a_label=data["side_a_label"],
+            side_a_kind=data["side_a_kind"],
+            side_b_label=data["side_b_label"],
+            side_b_kind=data["side_b_kind"],
+            **fields,
+        )
+
+    return submit(
+        form,
+        create,
+        done=lambda investigation: redirect("investigation_detail", pk=investigation.pk),
+        failed=page,
+    )
 
 
 @login_required
@@ -121,29 +124,13 @@ def investigation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return investigation_page(request, investigation_for_user(request.user, pk))
 
 
-def investigation_page(request: HttpRequest, investigation, *, status: int = 200) -> HttpResponse:
-    """The page, which costs the same few queries however long the case; after a failed
-    form (see pages.form_failed) with status 400, the header and every panel drawn in
-    place, the form in its own panel with its errors and values."""
-    drawn = status != 200
-    context = {
-        "investigation": investigation,
-        "head_drawn": drawn,
-        **(_head_context(investigation) if drawn else {}),
-        "panels": panels_html(request, investigation, drawn=drawn),
-        # The section menu that stays in view: one link a panel, in the page's order.
-        "panel_menu": panel_menu(),
-    }
-    return render(request, "investigations/investigation_detail.html", context, status=status)
-
-
 @require_safe
 @login_required
 def investigation_head(request: HttpRequest, pk: int) -> HttpResponse:
     """The header's status line, the method's progress and the actions, which the page
     loads once it is in; without JavaScript, on a page of their own (the frame links here)."""
     investigation = investigation_for_user(request.user, pk)
-    head = render_to_string("investigations/_head.html", _head_context(investigation), request)
+    head = render_to_string("investigations/_head.html", head_context(investigation), request)
     if wants_partial(request):
         response = HttpResponse(head)
     else:
@@ -152,20 +139,6 @@ def investigation_head(request: HttpRequest, pk: int) -> HttpResponse:
         response = render(request, "investigations/investigation_panel.html", context)
     patch_vary_headers(response, ["HX-Request"])
     return response
-
-
-def _head_context(investigation) -> dict:
-    return {
-        "investigation": investigation,
-        "can_write": Role.rank(investigation.user_role) >= Role.rank(Role.RESPONDER),
-        "is_lead": investigation.user_role == Role.LEAD,
-        "status_moves": [Status(s) for s in allowed_status_moves(investigation.status)],
-        # Closing asks for the root cause: without one, the lead says why (a query the
-        # template makes only for a lead who may close).
-        "has_root_cause": investigation.case_root_causes.exists,
-        # The progress bar; the checklist panel swaps it when the list changes.
-        **progress_bar(*checklist_counts(investigation=investigation)),
-    }
 
 
 @panel(
@@ -226,22 +199,21 @@ def investigation_edit(request: HttpRequest, pk: int) -> HttpResponse:
     form = InvestigationForm(
         request.POST or None, initial=initial, members=team_users(team_id=investigation.team_id)
     )
-    if request.method == "POST" and form.is_valid():
-        try:
-            investigation_update(
-                investigation=investigation,
-                user=request.user,
-                tags=form.cleaned_data["tags"] if "tags" in form.changed_data else None,
-                **form.service_fields(changed_only=True),
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            return redirect("investigation_detail", pk=investigation.pk)
-    return render(
-        request,
-        "investigations/investigation_form.html",
-        {"form": form, "investigation": investigation},
+    page = on_page(
+        request, "investigations/investigation_form.html", {"investigation": investigation}
+    )
+    if request.method != "POST":
+        return page(form)
+    return submit(
+        form,
+        lambda data: investigation_update(
+            investigation=investigation,
+            user=request.user,
+            tags=data["tags"] if "tags" in form.changed_data else None,
+            **form.service_fields(changed_only=True),
+        ),
+        done=lambda saved: redirect("investigation_detail", pk=investigation.pk),
+        failed=page,
     )
 
 
@@ -274,16 +246,12 @@ def side_edit(request: HttpRequest, pk: int, key: str) -> HttpResponse:
     side = side_get(investigation=investigation, key=key)
     if side is None:
         raise Http404
-    form = SideForm(request.POST, prefix=key)
-    if form.is_valid():
-        try:
-            side_update(side=side, user=request.user, **form.cleaned_data)
-        except ValidationError as error:
-            attach_errors(form, error)
-    if form.errors:
-        form_failed(request, **{f"side_form_{key}": form})
-        return investigation_page(request, investigation, status=400)
-    return _back_to(investigation, "#environment")
+    return submit(
+        SideForm(request.POST, prefix=key),
+        lambda data: side_update(side=side, user=request.user, **data),
+        done=lambda saved: _back_to(investigation, "#environment"),
+        failed=on_case(request, investigation, panel="environment", name=f"side_form_{key}"),
+    )
 
 
 @require_POST
@@ -293,22 +261,18 @@ def member_new(request: HttpRequest, pk: int) -> HttpResponse:
     form = MemberForm(
         request.POST, hosts=hosts_for_user(user=request.user, team=investigation.team)
     )
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            member_add(
-                investigation=investigation,
-                user=request.user,
-                host=data["host"],
-                side_key=data["side"],
-                role=data["role"],
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-    if form.errors:
-        form_failed(request, member_form=form)
-        return investigation_page(request, investigation, status=400)
-    return _back_to(investigation, "#environment")
+    return submit(
+        form,
+        lambda data: member_add(
+            investigation=investigation,
+            user=request.user,
+            host=data["host"],
+            side_key=data["side"],
+            role=data["role"],
+        ),
+        done=lambda member: _back_to(investigation, "#environment"),
+        failed=on_case(request, investigation, panel="environment", name="member_form"),
+    )
 
 
 @require_POST

@@ -6,7 +6,7 @@ reader's own investigations."""
 from itertools import groupby
 
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import get_language
@@ -16,7 +16,6 @@ from django.views.decorators.http import require_http_methods, require_safe
 from investigations import limits
 from investigations.access import knowledge_operator, root_cause_for_user
 from investigations.choices import Role, RootCauseCategory
-from investigations.forms import attach_errors
 from investigations.forms.knowledge import LABELS, RootCauseForm, references_text
 from investigations.models.knowledge import BILINGUAL
 from investigations.selectors.knowledge import (
@@ -34,6 +33,7 @@ from investigations.services.knowledge import (
     root_cause_create,
     root_cause_update,
 )
+from investigations.views.forms import submit
 from investigations.views.pages import paginate
 
 SEARCH_ROOT_CAUSES = 10
@@ -168,12 +168,9 @@ def root_cause_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
-def _form_page(request: HttpRequest, form, root_cause=None, *, status: int = 200) -> HttpResponse:
+def _form_page(request: HttpRequest, form, root_cause=None) -> HttpResponse:
     return render(
-        request,
-        "investigations/root_cause_form.html",
-        {"form": form, "root_cause": root_cause},
-        status=status,
+        request, "investigations/root_cause_form.html", {"form": form, "root_cause": root_cause}
     )
 
 
@@ -189,15 +186,18 @@ def root_cause_new(request: HttpRequest) -> HttpResponse:
     count = teams.count()
     ask = count > 1 or (operator and count > 0)
     form = RootCauseForm(request.POST or None, teams=teams if ask else None, installation=operator)
-    if request.method == "POST" and form.is_valid():
-        team = form.cleaned_data["team"] if ask else teams.first()
-        try:
-            root_cause = root_cause_create(user=request.user, team=team, **form.service_fields())
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            return redirect("root_cause_detail", pk=root_cause.pk)
-    return _form_page(request, form, status=400 if form.errors else 200)
+    if request.method != "POST":
+        return _form_page(request, form)
+    return submit(
+        form,
+        lambda data: root_cause_create(
+            user=request.user,
+            team=data["team"] if ask else teams.first(),
+            **form.service_fields(),
+        ),
+        done=lambda root_cause: redirect("root_cause_detail", pk=root_cause.pk),
+        failed=lambda form: _form_page(request, form),
+    )
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -210,14 +210,16 @@ def root_cause_edit(request: HttpRequest, pk: int) -> HttpResponse:
     }
     initial["references"] = references_text(root_cause.references)
     form = RootCauseForm(request.POST or None, initial=initial)
-    if request.method == "POST" and form.is_valid():
-        try:
-            root_cause_update(root_cause=root_cause, user=request.user, **form.service_fields())
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            return redirect("root_cause_detail", pk=root_cause.pk)
-    return _form_page(request, form, root_cause, status=400 if form.errors else 200)
+    if request.method != "POST":
+        return _form_page(request, form, root_cause)
+    return submit(
+        form,
+        lambda data: root_cause_update(
+            root_cause=root_cause, user=request.user, **form.service_fields()
+        ),
+        done=lambda saved: redirect("root_cause_detail", pk=root_cause.pk),
+        failed=lambda form: _form_page(request, form, root_cause),
+    )
 
 
 @require_safe

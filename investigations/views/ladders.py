@@ -12,7 +12,7 @@ from django_htmx.http import HttpResponseStopPolling
 from investigations.access import investigation_for_user, ladder_for_user
 from investigations.analysis.ladder import figures, find_knee
 from investigations.choices import ENDED_LADDER_STATUSES, Role
-from investigations.forms import ImportForm, LadderForm, attach_errors
+from investigations.forms import ImportForm, LadderForm
 from investigations.models import Ladder
 from investigations.selectors import (
     ladder_choices,
@@ -29,8 +29,8 @@ from investigations.selectors.profiles import ladder_profiles
 from investigations.services.ladder_imports import ladder_import, ladder_uploads_read
 from investigations.services.ladder_results import ladder_analysis
 from investigations.services.ladders import ladder_cancel, ladder_request
-from investigations.views.investigations import investigation_page
-from investigations.views.pages import form_failed, wants_partial
+from investigations.views.forms import on_case, submit
+from investigations.views.pages import wants_partial
 from investigations.views.panels import panel
 
 
@@ -65,17 +65,14 @@ def ladders_panel_context(request: HttpRequest, investigation) -> dict:
 def ladder_new(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
     form = LadderForm(request.POST)
-    if form.is_valid():
-        try:
-            ladder = ladder_request(
-                investigation=investigation, user=request.user, **form.service_fields()
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            return redirect("ladder_detail", pk=ladder.pk)
-    form_failed(request, ladder_form=form)
-    return investigation_page(request, investigation, status=400)
+    return submit(
+        form,
+        lambda data: ladder_request(
+            investigation=investigation, user=request.user, **form.service_fields()
+        ),
+        done=lambda ladder: redirect("ladder_detail", pk=ladder.pk),
+        failed=on_case(request, investigation, panel="ladders", name="ladder_form"),
+    )
 
 
 @require_POST
@@ -85,34 +82,34 @@ def ladder_import_view(request: HttpRequest, pk: int) -> HttpResponse:
     form = ImportForm(
         request.POST, request.FILES, ladders=ladder_choices(investigation=investigation)
     )
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            ladder = ladder_import(
-                investigation=investigation,
-                user=request.user,
-                side_key=data["side"],
-                format=data["format"],
-                files=ladder_uploads_read(data["file"]),
-                ladder=data["ladder"],
-                load=data["load"],
+
+    def imported(ladder) -> HttpResponse:
+        count, side = len(form.cleaned_data["file"]), form.cleaned_data["side"]
+        messages.success(
+            request,
+            ngettext(
+                "Imported %(count)d file onto side %(side)s.",
+                "Imported %(count)d files onto side %(side)s.",
+                count,
             )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            count = len(data["file"])
-            messages.success(
-                request,
-                ngettext(
-                    "Imported %(count)d file onto side %(side)s.",
-                    "Imported %(count)d files onto side %(side)s.",
-                    count,
-                )
-                % {"count": count, "side": data["side"].upper()},
-            )
-            return redirect("ladder_detail", pk=ladder.pk)
-    form_failed(request, import_form=form)
-    return investigation_page(request, investigation, status=400)
+            % {"count": count, "side": side.upper()},
+        )
+        return redirect("ladder_detail", pk=ladder.pk)
+
+    return submit(
+        form,
+        lambda data: ladder_import(
+            investigation=investigation,
+            user=request.user,
+            side_key=data["side"],
+            format=data["format"],
+            files=ladder_uploads_read(data["file"]),
+            ladder=data["ladder"],
+            load=data["load"],
+        ),
+        done=imported,
+        failed=on_case(request, investigation, panel="ladders", name="import_form"),
+    )
 
 
 def _progress_context(ladder: Ladder) -> dict:

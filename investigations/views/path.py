@@ -1,9 +1,7 @@
 """The traffic-path panel: every write returns the panel again (htmx) or goes back to the
 page (without JavaScript), and tells the checklist to refresh itself."""
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -19,7 +17,6 @@ from investigations.forms import (
     PathNodeForm,
     PathNodeStateForm,
     PathTextForm,
-    attach_errors,
     format_values,
 )
 from investigations.selectors import (
@@ -41,7 +38,10 @@ from investigations.services.path import (
     path_node_set_state,
     path_node_update,
 )
-from investigations.views.pages import query_id, wants_partial
+from investigations.views.case_page import investigation_page
+from investigations.views.evidence_items import stored_file
+from investigations.views.forms import submit
+from investigations.views.pages import form_failed, query_id, wants_partial
 from investigations.views.panels import panel
 
 
@@ -100,14 +100,20 @@ def path_context(investigation, user, *, node=None, **forms) -> dict:
 
 @panel(name="path", title=_("Traffic path"), template="investigations/_path.html", order=30)
 def path_panel_context(request: HttpRequest, investigation) -> dict:
-    return path_context(investigation, request.user, node=requested_node(request, investigation))
+    # After a form of the path failed without JavaScript: that form, at its node.
+    node = getattr(request, "path_node", None) or requested_node(request, investigation)
+    return path_context(
+        investigation, request.user, node=node, **getattr(request, "failed_forms", {})
+    )
 
 
 def _panel(request: HttpRequest, investigation, *, node=None, status=200, **forms):
     if not wants_partial(request):
-        for form in forms.values():
-            for error in form.errors.values() if form.is_bound else []:
-                messages.error(request, " ".join(error))
+        if status != 200:
+            # The page with every panel drawn, the form that failed open in this one.
+            form_failed(request, **forms)
+            request.path_node = node
+            return investigation_page(request, investigation, status=status)
         anchor = f"?node={node.pk}#path" if node is not None else "#path"
         return redirect(reverse("investigation_detail", args=[investigation.pk]) + anchor)
     response = render(
@@ -139,12 +145,10 @@ def path_node_file(request: HttpRequest, pk: int, node_pk: int) -> FileResponse:
     node = _node(investigation, node_pk)
     if not node.state_file:
         raise Http404(_("This hop has no evidence file."))
-    try:
-        content = node.state_file.open("rb")
-    except FileNotFoundError:
-        raise Http404(_("The evidence file is no longer stored.")) from None
-    return FileResponse(
-        content, as_attachment=True, filename=node.state_file.name.rsplit("/", 1)[-1]
+    return stored_file(
+        node.state_file,
+        filename=node.state_file.name.rsplit("/", 1)[-1],
+        gone=_("The evidence file is no longer stored."),
     )
 
 
@@ -152,36 +156,23 @@ def path_node_file(request: HttpRequest, pk: int, node_pk: int) -> FileResponse:
 @login_required
 def path_text(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = _writable(request, pk)
-    form = PathTextForm(request.POST)
-    if form.is_valid():
-        try:
-            path_from_text(
-                investigation=investigation, user=request.user, text=form.cleaned_data["text"]
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            form = PathTextForm()
-    return _panel(request, investigation, text_form=form, status=400 if form.errors else 200)
+    return submit(
+        PathTextForm(request.POST),
+        lambda data: path_from_text(investigation=investigation, user=request.user, **data),
+        done=lambda path: _panel(request, investigation),
+        failed=lambda form: _panel(request, investigation, text_form=form, status=400),
+    )
 
 
 @require_POST
 @login_required
 def path_node_new(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = _writable(request, pk)
-    form = PathNodeForm(request.POST)
-    node = None
-    if form.is_valid():
-        try:
-            node = path_node_create(
-                investigation=investigation, user=request.user, **form.cleaned_data
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            form = PathNodeForm()
-    return _panel(
-        request, investigation, node=node, node_form=form, status=400 if form.errors else 200
+    return submit(
+        PathNodeForm(request.POST),
+        lambda data: path_node_create(investigation=investigation, user=request.user, **data),
+        done=lambda node: _panel(request, investigation, node=node),
+        failed=lambda form: _panel(request, investigation, node_form=form, status=400),
     )
 
 
@@ -194,25 +185,16 @@ def path_node(request: HttpRequest, pk: int, node_pk: int) -> HttpResponse:
         return _panel(request, investigation, node=node)
     investigation = _writable(request, pk)
     node = _node(investigation, node_pk)
-    form = PathNodeEditForm(
-        request.POST, hosts=hosts_for_user(user=request.user, team=investigation.team)
+    return submit(
+        PathNodeEditForm(
+            request.POST, hosts=hosts_for_user(user=request.user, team=investigation.team)
+        ),
+        lambda data: path_node_update(node=node, user=request.user, **data),
+        done=lambda saved: _panel(request, investigation, node=node),
+        failed=lambda form: _panel(
+            request, investigation, node=node, node_edit_form=form, status=400
+        ),
     )
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            path_node_update(
-                node=node,
-                user=request.user,
-                hosts_a=data.pop("hosts_a"),
-                hosts_b=data.pop("hosts_b"),
-                **data,
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            form = None
-    kwargs = {"node_edit_form": form} if form is not None else {}
-    return _panel(request, investigation, node=node, status=400 if form else 200, **kwargs)
 
 
 @require_POST
@@ -220,27 +202,24 @@ def path_node(request: HttpRequest, pk: int, node_pk: int) -> HttpResponse:
 def path_node_state(request: HttpRequest, pk: int, node_pk: int) -> HttpResponse:
     investigation = _writable(request, pk)
     node = _node(investigation, node_pk)
-    form = PathNodeStateForm(
-        request.POST, request.FILES, collections=collection_choices(investigation=investigation)
+    return submit(
+        PathNodeStateForm(
+            request.POST,
+            request.FILES,
+            collections=collection_choices(investigation=investigation),
+        ),
+        lambda data: path_node_set_state(
+            node=node,
+            user=request.user,
+            state=data["state"],
+            note=data["note"],
+            link=data["link"],
+            file=data["file"],
+            collection=data["collection"],
+        ),
+        done=lambda saved: _panel(request, investigation, node=node),
+        failed=lambda form: _panel(request, investigation, node=node, state_form=form, status=400),
     )
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            path_node_set_state(
-                node=node,
-                user=request.user,
-                state=data["state"],
-                note=data["note"],
-                link=data["link"],
-                file=data["file"],
-                collection=data["collection"],
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            form = None
-    kwargs = {"state_form": form} if form is not None else {}
-    return _panel(request, investigation, node=node, status=400 if form else 200, **kwargs)
 
 
 @require_POST
@@ -255,17 +234,12 @@ def path_node_remove(request: HttpRequest, pk: int, node_pk: int) -> HttpRespons
 @login_required
 def path_edge_new(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = _writable(request, pk)
-    form = PathEdgeForm(request.POST, nodes=path_node_choices(investigation=investigation))
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            path_edge_create(investigation=investigation, user=request.user, **data)
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            form = None
-    kwargs = {"edge_form": form} if form is not None else {}
-    return _panel(request, investigation, status=400 if form else 200, **kwargs)
+    return submit(
+        PathEdgeForm(request.POST, nodes=path_node_choices(investigation=investigation)),
+        lambda data: path_edge_create(investigation=investigation, user=request.user, **data),
+        done=lambda edge: _panel(request, investigation),
+        failed=lambda form: _panel(request, investigation, edge_form=form, status=400),
+    )
 
 
 @require_POST

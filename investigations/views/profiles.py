@@ -3,8 +3,7 @@ differential view of two."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
@@ -14,13 +13,14 @@ from collectors.stacks import FoldedProfile, compare_profiles, function_shares
 from investigations.access import investigation_for_user
 from investigations.analysis.flame import diff_tree, flame_tree
 from investigations.choices import Role
-from investigations.forms import attach_errors
+from investigations.forms.collections import start_ids
 from investigations.forms.profiles import ProfileImportForm
 from investigations.runs.profile import ProfileParameters
 from investigations.selectors.profiles import profile_get, profile_pairs, profiles_for
 from investigations.services.profiles import profile_import, profile_uploads_read
-from investigations.views.investigations import investigation_page
-from investigations.views.pages import form_failed, form_or, query_id
+from investigations.views.evidence_items import item_or_404, requested_pair
+from investigations.views.forms import on_case, submit
+from investigations.views.pages import form_or
 from investigations.views.panels import panel
 
 DEFAULT_THRESHOLD = 0.1  # percent: narrower frames are merged into "[other]"
@@ -39,17 +39,20 @@ def profiles_context(request: HttpRequest, investigation) -> dict:
     return {
         "profiles": profiles,
         "profile_pairs": profile_pairs(investigation=investigation),
-        "profile_form": ProfileParameters(),
+        "profile_form": form_or(
+            request, "profile_form", lambda: ProfileParameters(auto_id=start_ids("profile"))
+        ),
         "profile_import_form": form_or(request, "profile_import", ProfileImportForm),
         "ladders": list(investigation.ladders.all()[:20]),
     }
 
 
+def _get(investigation, profile_id: int):
+    return profile_get(investigation=investigation, profile_id=profile_id)
+
+
 def _profile_or_404(investigation, profile_id) -> object:
-    profile = profile_get(investigation=investigation, profile_id=profile_id)
-    if profile is None:
-        raise Http404(_("No such profile in this investigation."))
-    return profile
+    return item_or_404(_get, investigation, profile_id, _("No such profile in this investigation."))
 
 
 def _folded(profile) -> FoldedProfile:
@@ -107,13 +110,14 @@ def profile_folded(request: HttpRequest, pk: int, profile_id: int) -> HttpRespon
 
 def _pair(request: HttpRequest, investigation):
     """The two profiles the query names (?a=&b=), or the newest pair's."""
-    a_id, b_id = query_id(request, "a"), query_id(request, "b")
-    if a_id is None or b_id is None:
-        pairs = profile_pairs(investigation=investigation)
-        if not pairs:
-            raise Http404(_("No pair of profiles to compare yet."))
-        return pairs[0].a, pairs[0].b
-    return _profile_or_404(investigation, a_id), _profile_or_404(investigation, b_id)
+    return requested_pair(
+        request,
+        investigation,
+        get=_get,
+        pairs=lambda: profile_pairs(investigation=investigation),
+        missing=_("No such profile in this investigation."),
+        none_yet=_("No pair of profiles to compare yet."),
+    )
 
 
 def _view_options(request: HttpRequest) -> dict:
@@ -163,19 +167,20 @@ def profile_diff_flame(request: HttpRequest, pk: int) -> JsonResponse:
 def profile_import_view(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
     form = ProfileImportForm(request.POST, request.FILES)
-    if form.is_valid():
-        try:
-            profile_import(
-                investigation=investigation,
-                user=request.user,
-                side_key=form.cleaned_data["side"],
-                format=form.cleaned_data["format"],
-                files=profile_uploads_read(form.cleaned_data["file"]),
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            messages.success(request, _("Profiles imported."))
-            return redirect(reverse("investigation_detail", args=[pk]) + "#profiles")
-    form_failed(request, profile_import=form)
-    return investigation_page(request, investigation, status=400)
+
+    def imported(profiles) -> HttpResponse:
+        messages.success(request, _("Profiles imported."))
+        return redirect(reverse("investigation_detail", args=[pk]) + "#profiles")
+
+    return submit(
+        form,
+        lambda data: profile_import(
+            investigation=investigation,
+            user=request.user,
+            side_key=data["side"],
+            format=data["format"],
+            files=profile_uploads_read(data["file"]),
+        ),
+        done=imported,
+        failed=on_case(request, investigation, panel="profiles", name="profile_import"),
+    )

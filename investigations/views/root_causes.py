@@ -3,7 +3,6 @@ its findings point to, and the form that confirms one; confirming and withdrawin
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -14,7 +13,6 @@ from django.views.decorators.http import require_POST
 
 from investigations.access import investigation_for_user
 from investigations.choices import EvidenceKind, Role
-from investigations.forms import attach_errors
 from investigations.forms.root_causes import CaseRootCauseForm
 from investigations.selectors.knowledge import root_causes_for_team
 from investigations.selectors.root_causes import (
@@ -27,8 +25,8 @@ from investigations.services.knowledge import (
     case_root_cause_remove,
     root_cause_create,
 )
-from investigations.views.investigations import investigation_page
-from investigations.views.pages import form_failed, form_or
+from investigations.views.forms import on_case, submit
+from investigations.views.pages import form_or
 from investigations.views.panels import panel
 
 
@@ -78,33 +76,37 @@ def case_root_cause_new(request: HttpRequest, pk: int) -> HttpResponse:
     form = _cause_form(
         request.POST, investigation, offered=offered_evidence(investigation=investigation)
     )
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            with transaction.atomic():
-                entry = data["root_cause"] or root_cause_create(
-                    user=request.user,
-                    team=investigation.team,
-                    title=data["new_title"],
-                    title_zh=data["new_title_zh"],
-                    category=data["new_category"],
-                )
-                case_root_cause_confirm(
-                    investigation=investigation,
-                    user=request.user,
-                    root_cause=entry,
-                    evidence=form.evidence_items(),
-                    fix=data["fix"],
-                )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            messages.success(
-                request, gettext("Root cause confirmed: %(title)s") % {"title": entry.local_title}
-            )
-            return _to_panel(investigation)
-    form_failed(request, cause=form)
-    return investigation_page(request, investigation, status=400)
+
+    @transaction.atomic
+    def confirm(data):
+        entry = data["root_cause"] or root_cause_create(
+            user=request.user,
+            team=investigation.team,
+            title=data["new_title"],
+            title_zh=data["new_title_zh"],
+            category=data["new_category"],
+        )
+        case_root_cause_confirm(
+            investigation=investigation,
+            user=request.user,
+            root_cause=entry,
+            evidence=form.evidence_items(),
+            fix=data["fix"],
+        )
+        return entry
+
+    def confirmed(entry) -> HttpResponse:
+        messages.success(
+            request, gettext("Root cause confirmed: %(title)s") % {"title": entry.local_title}
+        )
+        return _to_panel(investigation)
+
+    return submit(
+        form,
+        confirm,
+        done=confirmed,
+        failed=on_case(request, investigation, panel="root_cause", name="cause"),
+    )
 
 
 @require_POST

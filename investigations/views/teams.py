@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 
 from investigations.access import is_membership_operator, membership_for_lead, team_for_user
 from investigations.choices import Role
-from investigations.forms import MembershipAddForm, RoleForm, TeamForm, WebhookForm, attach_errors
+from investigations.forms import MembershipAddForm, RoleForm, TeamForm, WebhookForm
 from investigations.selectors import memberships_for_user, recent_deliveries, team_members
 from investigations.selectors.invitations import (
     invitation_for_invitee,
@@ -33,26 +33,26 @@ from investigations.services.teams import (
     team_set_webhook,
 )
 from investigations.services.webhooks import webhook_send_test
+from investigations.views.forms import on_page, submit
 
 
 @login_required
 def team_list(request: HttpRequest) -> HttpResponse:
-    form = TeamForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        try:
-            team = team_create(user=request.user, name=form.cleaned_data["name"])
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            return redirect("team_detail", pk=team.pk)
-    return render(
+    page = on_page(
         request,
         "investigations/team_list.html",
         {
             "memberships": memberships_for_user(user=request.user),
             "invitations": invitations_for_user(user=request.user),
-            "form": form,
         },
+    )
+    if request.method != "POST":
+        return page(TeamForm())
+    return submit(
+        TeamForm(request.POST),
+        lambda data: team_create(user=request.user, name=data["name"]),
+        done=lambda team: redirect("team_detail", pk=team.pk),
+        failed=page,
     )
 
 
@@ -60,16 +60,20 @@ def team_list(request: HttpRequest) -> HttpResponse:
 def team_detail(request: HttpRequest, pk: int) -> HttpResponse:
     team = team_for_user(request.user, pk)
     is_lead = team.user_role == Role.LEAD
-    add_form = MembershipAddForm(request.POST or None) if is_lead else None
     if request.method == "POST":
         team = team_for_user(request.user, pk, Role.LEAD)
-        if add_form.is_valid():
-            try:
-                _add_or_invite(request, team, **add_form.cleaned_data)
-            except ValidationError as error:
-                attach_errors(add_form, error)
-            else:
-                return redirect("team_detail", pk=team.pk)
+        return submit(
+            MembershipAddForm(request.POST),
+            lambda data: _add_or_invite(request, team, **data),
+            done=lambda added: redirect("team_detail", pk=team.pk),
+            failed=lambda form: _team_page(request, team, is_lead=is_lead, add_form=form),
+        )
+    return _team_page(
+        request, team, is_lead=is_lead, add_form=MembershipAddForm() if is_lead else None
+    )
+
+
+def _team_page(request: HttpRequest, team, *, is_lead: bool, add_form) -> HttpResponse:
     members = list(team_members(team=team))
     if is_lead:
         locks = sign_in_locks(usernames=[m.user.get_username() for m in members])

@@ -1,6 +1,5 @@
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -10,7 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from investigations.access import investigation_for_user
 from investigations.choices import ActionKind, EventKind, Role
-from investigations.forms import TimelineEditForm, TimelineEntryForm, attach_errors
+from investigations.forms import TimelineEditForm, TimelineEntryForm
 from investigations.selectors import (
     STORY,
     timeline_event_get,
@@ -22,6 +21,8 @@ from investigations.services.timeline import (
     timeline_entry_delete,
     timeline_entry_edit,
 )
+from investigations.views.case_page import investigation_page
+from investigations.views.forms import submit
 from investigations.views.pages import query_id, wants_partial
 from investigations.views.panels import panel
 
@@ -94,35 +95,38 @@ def timeline(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _timeline_add(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
-    form = TimelineEntryForm(request.POST)
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            timeline_entry_add(
-                investigation=investigation,
-                user=request.user,
-                kind=data["kind"],
-                action=data["action"],
-                occurred_at=data["occurred_at"],
-                summary=data["summary"],
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-        else:
-            form = TimelineEntryForm(initial={"kind": data["kind"]})
-    if wants_partial(request):
-        context = timeline_context(request, investigation, kind=request.POST.get("filter_kind"))
-        context.update({"entry_form": form, "oob": True})
-        return render(request, "investigations/_timeline_form.html", context)
-    if form.errors:
+
+    def form_again(form) -> HttpResponse:
+        if wants_partial(request):
+            kind = request.POST.get("filter_kind")
+            context = timeline_context(request, investigation, kind=kind)
+            context.update({"entry_form": form, "oob": True})
+            return render(request, "investigations/_timeline_form.html", context)
         # Without JavaScript: the form again on its own page, with what was typed.
         return render(
             request,
             "investigations/timeline_entry.html",
             {"investigation": investigation, "entry_form": form},
-            status=400,
         )
-    return redirect(reverse("investigation_detail", args=[pk]) + "#timeline")
+
+    def added(entry) -> HttpResponse:
+        if wants_partial(request):  # a fresh form, of the kind just added
+            return form_again(TimelineEntryForm(initial={"kind": request.POST.get("kind")}))
+        return redirect(reverse("investigation_detail", args=[pk]) + "#timeline")
+
+    return submit(
+        TimelineEntryForm(request.POST),
+        lambda data: timeline_entry_add(
+            investigation=investigation,
+            user=request.user,
+            kind=data["kind"],
+            action=data["action"],
+            occurred_at=data["occurred_at"],
+            summary=data["summary"],
+        ),
+        done=added,
+        failed=form_again,
+    )
 
 
 def _changed_entry(request: HttpRequest, pk: int):
@@ -138,8 +142,6 @@ def _after_change(request: HttpRequest, investigation, *, status: int = 200, **e
         context = {**timeline_context(request, investigation), **extra}
         return render(request, "investigations/_timeline_list.html", context, status=status)
     if status != 200:
-        from investigations.views.investigations import investigation_page
-
         request.failed_event = extra.get("failed_event")
         return investigation_page(request, investigation, status=status)
     return redirect(reverse("investigation_detail", args=[investigation.pk]) + "#timeline")
@@ -150,23 +152,20 @@ def _after_change(request: HttpRequest, investigation, *, status: int = 200, **e
 def timeline_entry_edit_view(request: HttpRequest, pk: int) -> HttpResponse:
     """A note or an action changed by its author or a lead; the old text stays visible."""
     event, investigation = _changed_entry(request, pk)
-    form = TimelineEditForm(request.POST)
-    if form.is_valid():
-        data = form.cleaned_data
-        try:
-            timeline_entry_edit(
-                event=event,
-                user=request.user,
-                summary=data["summary"],
-                occurred_at=data["occurred_at"],
-                action=data["action"] or "",
-            )
-        except ValidationError as error:
-            attach_errors(form, error)
-    if form.errors:
-        failed = {"pk": event.pk, "form": form}
-        return _after_change(request, investigation, status=400, failed_event=failed)
-    return _after_change(request, investigation)
+    return submit(
+        TimelineEditForm(request.POST),
+        lambda data: timeline_entry_edit(
+            event=event,
+            user=request.user,
+            summary=data["summary"],
+            occurred_at=data["occurred_at"],
+            action=data["action"] or "",
+        ),
+        done=lambda edited: _after_change(request, investigation),
+        failed=lambda form: _after_change(
+            request, investigation, status=400, failed_event={"pk": event.pk, "form": form}
+        ),
+    )
 
 
 @require_POST

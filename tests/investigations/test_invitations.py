@@ -258,7 +258,7 @@ def test_the_invite_form_keeps_what_was_typed_and_shows_the_error_beside_the_fie
     )
     page = response.content.decode()
 
-    assert response.status_code == 200
+    assert response.status_code == 400
     field = re.search(r'<div class="field has-error">.*?</div>', page, re.S).group(0)
     assert 'name="username"' in field and 'value="vera"' in field
     assert "This user is already a member of the team." in field

@@ -53,6 +53,7 @@ from investigations.services.path import (
 )
 from investigations.services.targets import target_claim
 from tests.conftest import HOSTILE_STRINGS, fresh, loaded_page
+from tests.forms import field_card
 from tests.investigations.test_collections import BASE, _store, place_local_hosts
 
 pytestmark = pytest.mark.django_db
@@ -1595,14 +1596,16 @@ def test_without_htmx_a_change_goes_back_to_the_page_at_its_panel(world, name, a
     assert response["Location"] == detail + anchor.format(lb=world.lb.pk, new=new)
 
 
-def test_without_htmx_an_error_goes_back_with_a_message(world):
+def test_without_htmx_an_error_is_shown_under_its_field_with_what_was_typed(world):
     client = world.p.client(world.p.member)
 
     response = client.post(reverse("path_text", args=[_i(world)]), {"path-text": "a -> -> b"})
-    shown = client.get(response["Location"])
 
-    assert response.status_code == 302
-    assert "Column 6: expected a node name" in page(shown)
+    # The whole page, the path panel drawn in it with the form, its error and its text.
+    assert response.status_code == 400
+    card = field_card(page(response), "path-text")
+    assert "Column 6: expected a node name" in card
+    assert 'value="a -&gt; -&gt; b"' in card
 
 
 def test_without_htmx_the_panels_are_the_page_itself(world):

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 from django.test import Client
 from django.utils import timezone
+from django.utils.html import escape
 
 from collectors.facts import FactsSnapshot
 from investigations import selectors
@@ -56,6 +57,7 @@ from investigations.services.timeline import timeline_entry_add
 from investigations.services.tokens import api_token_create
 from investigations.tasks import collect_target
 from tests.conftest import fresh, loaded_page, make_user
+from tests.forms import error_in_card, field_card
 
 pytestmark = pytest.mark.django_db
 
@@ -419,7 +421,7 @@ WRITES = [
         "post",
         lambda w: "/investigations/new/",
         # The outsider cannot choose the team: the form says so and nothing is made.
-        expect(302, 302, 403, 200),
+        expect(302, 302, 403, 400),
         data=lambda w, who: new_investigation_form(w.team, title=f"opened by {who}"),
         effect=lambda w: Investigation.objects.filter(title__startswith="opened by").exists(),
     ),
@@ -459,7 +461,7 @@ WRITES = [
         "adding a host",
         "post",
         lambda w: "/hosts/",
-        expect(302, 302, 403, 200),
+        expect(302, 302, 403, 400),
         data=lambda w, who: {
             "team": w.team.pk,
             "name": f"host-{who}",
@@ -493,7 +495,7 @@ WRITES = [
         "adding a credential",
         "post",
         lambda w: "/credentials/",
-        expect(302, 302, 403, 200),
+        expect(302, 302, 403, 400),
         data=lambda w, who: {"team": w.team.pk, "name": f"key-{who}", "private_key": w.key.text},
         effect=lambda w: Credential.objects.filter(name__startswith="key-").exists(),
     ),
@@ -1519,9 +1521,9 @@ def test_host_errors_are_shown_with_what_was_typed(personas):
     )
 
     page = html(response)
-    assert response.status_code == 200
-    assert "Enter a host name (letters, digits, hyphens and dots)" in page
-    assert "Enter a Unix user name" in page
+    assert response.status_code == 400
+    assert error_in_card(page, "address", "Enter a host name (letters, digits, hyphens and dots)")
+    assert error_in_card(page, "username", "Enter a Unix user name")
     assert 'value="web 1;reboot"' in page
     assert not Host.objects.exists()
 
@@ -1671,14 +1673,17 @@ def test_hostile_service_names_and_paths_are_refused_on_the_page(world, field, v
     data = {"service": "", "paths": "", field: value}
 
     response = world.personas.client(world.personas.member).post(
-        inv_url("collections/")(world), data, follow=True
+        inv_url("collections/")(world), data
     )
 
-    assert response.redirect_chain == [(f"/investigations/{world.investigation.pk}/#evidence", 302)]
-    assert messages_of(response) == [message]
+    # The page again, the error under its field in the evidence panel's form.
     page = html(response)
+    assert response.status_code == 400
+    card = field_card(page, field)
+    assert escape(message) in card and 'class="field has-error"' in card
     assert "<script>alert(1)</script>" not in page
-    assert "x" * 81 not in page  # at most the start of an overlong value comes back
+    # The value comes back as typed (escaped), the error holds at most its start.
+    assert "x" * 81 not in card.replace(escape(value), "")
     assert not Collection.objects.exists()
     assert not TimelineEvent.objects.filter(kind=EventKind.COLLECTION).exists()
 
@@ -1687,10 +1692,11 @@ def test_more_than_eight_paths_are_refused_on_the_page(world):
     paths = " ".join(f"/data/{n}" for n in range(9))
 
     response = world.personas.client(world.personas.member).post(
-        inv_url("collections/")(world), {"service": "", "paths": paths}, follow=True
+        inv_url("collections/")(world), {"service": "", "paths": paths}
     )
 
-    assert messages_of(response) == ["At most 8 paths."]
+    assert response.status_code == 400
+    assert error_in_card(html(response), "paths", "At most 8 paths.")
     assert not Collection.objects.exists()
 
 
@@ -1698,10 +1704,13 @@ def test_collecting_with_no_host_placed_is_refused_with_a_message(personas):
     response = personas.client(personas.member).post(
         f"/investigations/{personas.investigation.pk}/collections/",
         {"service": "", "paths": ""},
-        follow=True,
     )
 
-    assert messages_of(response) == ["Place hosts on the sides first."]
+    # Not a field's error: above the form's fields, in the evidence panel.
+    assert response.status_code == 400
+    assert re.search(
+        r'<div class="errors" role="alert"><p>Place hosts on the sides first.</p>', html(response)
+    )
     assert not Collection.objects.exists()
 
 
@@ -1928,8 +1937,12 @@ def test_with_the_local_transport_on_an_unknown_transport_is_refused_on_the_form
         "/hosts/", host_form(world.team, name="here", transport="telnet")
     )
 
-    assert response.status_code == 200
-    assert "Select a valid choice. telnet is not one of the available choices." in html(response)
+    assert response.status_code == 400
+    assert error_in_card(
+        html(response),
+        "transport",
+        "Select a valid choice. telnet is not one of the available choices.",
+    )
     assert not Host.objects.filter(name="here").exists()
 
 
@@ -2012,7 +2025,7 @@ def test_a_wrong_passphrase_never_echoes_the_key_or_the_passphrase(personas, mak
     )
 
     page = html(response)
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "The passphrase does not unlock this key." in page
     assert 'value="locked key"' in page
     assert_no_secret(page, key, "a-wrong-passphrase-7431")

@@ -66,6 +66,9 @@ class Kind:
     # () -> the module whose @panel registers its panel on the investigation page.
     views: Callable | None = None
     panel: str = ""  # that panel's name
+    # The name its start form has in that panel's context: a start form that fails comes
+    # back in its panel, errors under its fields (views/collections.py).
+    start_form: str = ""
     # The checklist steps its evidence completes: {step key: investigation -> Phrase | None}.
     checklist: dict[str, Callable] = field(default_factory=dict)
     # How a root cause names a piece of it (None: a root cause cannot).

@@ -47,5 +47,6 @@ register(
         router=router,
         views=views,
         panel="baseline",
+        start_form="baseline_form",
     )
 )

@@ -58,6 +58,7 @@ register(
         router=router,
         views=views,
         panel="captures",
+        start_form="capture_form",
         checklist={"packets_at_knee": captured_evidence},
         evidence=EvidenceSource(
             model=Capture,

@@ -29,5 +29,7 @@ register(
         plan=FactsPlan,
         urls=urls,
         router=router,
+        panel="evidence",
+        start_form="collect_form",
     )
 )

@@ -64,6 +64,7 @@ register(
         router=router,
         views=views,
         panel="profiles",
+        start_form="profile_form",
         checklist={"profile_at_knee": profiled_evidence},
         evidence=EvidenceSource(
             model=Profile,

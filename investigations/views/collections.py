@@ -20,6 +20,7 @@ from investigations.access import (
 from investigations.choices import ENDED_TARGET_STATUSES, CollectionKind, Role
 from investigations.connections import unready_reason
 from investigations.forms import CollectFactsForm, start_ids
+from investigations.kinds import kind_named
 from investigations.runs import plan_for
 from investigations.selectors import (
     collection_targets,
@@ -92,12 +93,16 @@ def findings_context(request: HttpRequest, investigation) -> dict:
 
 # Where each kind's start form lives on the investigation page: its panel, and the name
 # the panel's context reads it by (`form_or`), so a form that failed is drawn there again.
-START_FORMS = {
-    CollectionKind.FACTS: ("evidence", "collect_form"),
-    CollectionKind.CAPTURE: ("captures", "capture_form"),
-    CollectionKind.PROFILE: ("profiles", "profile_form"),
-    CollectionKind.BASELINE: ("baseline", "baseline_form"),
-}
+def start_form_of(kind: str) -> tuple[str, str]:
+    """The panel a kind's start form lives in and its name there (its descriptor says);
+    the facts form's for a kind that names none."""
+    try:
+        named = kind_named(kind)
+    except LookupError:
+        named = kind_named(CollectionKind.FACTS)
+    if not named.start_form:
+        named = kind_named(CollectionKind.FACTS)
+    return named.panel, named.start_form
 
 
 @require_POST
@@ -113,7 +118,7 @@ def collection_new(request: HttpRequest, pk: int) -> HttpResponse:
     # The kind's plan validates its own parameters: the form the page showed.
     form = plan.parameters_form(data=request.POST, auto_id=start_ids(kind))
     fields = form.base_fields
-    panel_name, name = START_FORMS.get(kind, START_FORMS[CollectionKind.FACTS])
+    panel_name, name = start_form_of(kind)
     return submit(
         form,
         lambda data: collection_request(

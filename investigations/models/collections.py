@@ -51,6 +51,9 @@ class CollectionTarget(models.Model):
     # A running target past this moment is failed by the worker's sweep (tasks.sweep) and
     # reads as failed until then.
     deadline_at = models.DateTimeField(null=True, blank=True)
+    # Where the target's time went, {phase: seconds} (runs/timings.py), written by the
+    # collection's runner once the target has ended.
+    timings = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["side__key", "host__name"]

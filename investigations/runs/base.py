@@ -37,6 +37,7 @@ from collectors.phrase import gettext_noop as _
 from investigations.runs.capture import Captured, capture
 from investigations.runs.gate import StartGate, StepGate
 from investigations.runs.remote import RemoteTools, RunCancelled
+from investigations.runs.timings import Stopwatch
 
 __all__ = ["Outcome", "Plan", "RunCancelled", "TargetRun", "run_target"]
 
@@ -67,6 +68,8 @@ class TargetRun:
     left: bool = False
     # Makes the run's PID file names its own (another installation may use the same hosts).
     token: str = field(default_factory=lambda: secrets.token_hex(4), repr=False)
+    # The moments of the run, for where its time went (runs/timings.py).
+    clock: Stopwatch = field(default_factory=Stopwatch, repr=False)
     _tools: RemoteTools | None = field(default=None, repr=False)
 
     @property
@@ -94,8 +97,14 @@ class TargetRun:
         self.arrived = True
         self.gate.arrive()
         began = timezone.now()
+        self.clock.began = began
         self.report(self.target_id, self.attempt, began_at=began)
         return began
+
+    def parsing(self):
+        """`with run.parsing():` around the parsing of what the probe brought back, so that
+        the target's timings tell it apart from the probe."""
+        return self.clock.parsing()
 
     def together(self, step: str, *, max_wait: float, offer=None) -> dict:
         """Begin `step` with the collection's other targets (see StepGate); returns what
@@ -254,12 +263,15 @@ def run_target(
             tried += 1
             try:
                 run.progress(15, Phrase(_("connecting to %(address)s"), address=run.address))
+                run.clock.ended = None
                 with connector() as connection:
                     run.connection = connection
+                    run.clock.connected = timezone.now()
                     try:
                         return Outcome(run.target_id, run.attempt, result=plan.run(run))
                     finally:
                         run.close_tools()  # whatever ended the run, nothing it started stays
+                        run.clock.ended = timezone.now()
             except RunCancelled:
                 return Outcome(run.target_id, run.attempt, cancelled=True)
             except CollectorError as error:
@@ -282,4 +294,5 @@ def run_target(
             error=Phrase(_("Internal error: %(error)s"), error=f"{type(error).__name__}: {error}"),
         )
     finally:
+        run.clock.ended = run.clock.ended or timezone.now()
         run.leave()

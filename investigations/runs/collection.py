@@ -26,6 +26,7 @@ from investigations.models import Collection
 from investigations.runs import plan_for
 from investigations.runs.base import TargetRun, run_target
 from investigations.runs.gate import StartGate, StepGate
+from investigations.runs.timings import phase_seconds
 from investigations.selectors.collections import collection_cancel_requested
 from investigations.services.collections import target_deadline_seconds
 from investigations.services.targets import (
@@ -36,6 +37,7 @@ from investigations.services.targets import (
     targets_keep_alive,
     targets_report,
     targets_resume,
+    targets_time,
 )
 
 logger = logging.getLogger(__name__)
@@ -90,28 +92,26 @@ def _run_all(plan, collection, targets, connectors) -> None:
     # The threads start connecting together once all exist: a thread started while others
     # already run paramiko's handshakes waits its turn for the GIL to start at all.
     go = threading.Event()
+    runs = {
+        target.pk: TargetRun(
+            target_id=target.pk,
+            attempt=target.attempts,
+            host_name=target.host.name,
+            address=target.host.address,
+            side=target.side.key,
+            parameters=collection.parameters,
+            deadline=0.0,  # set when its thread starts
+            gate=gate,
+            report=report,
+            host_id=target.host_id,
+            stop=stop,
+            steps=steps,
+        )
+        for target in targets
+    }
     pool = ThreadPoolExecutor(max_workers=parallel, thread_name_prefix=f"collect-{collection.pk}")
     pending = {
-        pool.submit(
-            run_target,
-            go,
-            plan,
-            TargetRun(
-                target_id=target.pk,
-                attempt=target.attempts,
-                host_name=target.host.name,
-                address=target.host.address,
-                side=target.side.key,
-                parameters=collection.parameters,
-                deadline=0.0,  # set when its thread starts
-                gate=gate,
-                report=report,
-                host_id=target.host_id,
-                stop=stop,
-                steps=steps,
-            ),
-            connectors[target.pk],
-        )
+        pool.submit(run_target, go, plan, runs[target.pk], connectors[target.pk])
         for target in targets
     }
     go.set()
@@ -146,9 +146,12 @@ def _run_all(plan, collection, targets, connectors) -> None:
             # the rules and the timeline's "collected", so nobody reads the collection
             # complete without its findings.
             with transaction.atomic():
+                stored = {}
                 for outcome in outcomes:
                     if not outcome.error and not outcome.cancelled:
+                        storing = time.monotonic()
                         plan.store(target=by_id[outcome.target_id], result=outcome.result)
+                        stored[outcome.target_id] = time.monotonic() - storing
                         unread = True
                 # What reads the results (rules, checklist) runs at the end, and meanwhile
                 # at most every REFRESH_SECONDS, so that a slow host does not hold the rest.
@@ -164,6 +167,18 @@ def _run_all(plan, collection, targets, connectors) -> None:
                             error=outcome.error,
                             attempt=outcome.attempt,
                         )
+                # Where each ended target's time went, with its end (its thread is over).
+                targets_time(
+                    timings={
+                        (outcome.target_id, outcome.attempt): phase_seconds(
+                            requested=collection.created_at,
+                            claimed=by_id[outcome.target_id].started_at,
+                            clock=runs[outcome.target_id].clock,
+                            store=stored.get(outcome.target_id, 0.0),
+                        )
+                        for outcome in outcomes
+                    }
+                )
                 if not pending:
                     collection_complete_if_done(collection_id=collection.pk)
     except SoftTimeLimitExceeded:

@@ -125,7 +125,9 @@ class FactsPlan(Plan):
             timeout=settings.FACTS_TIMEOUT,
             max_bytes=MAX_OUTPUT_BYTES,
         )
-        return captured, parse_facts(captured.read(), request)
+        with run.parsing():
+            snapshot = parse_facts(captured.read(), request)
+        return captured, snapshot
 
     def store(self, *, target, result) -> None:
         captured, snapshot = result

@@ -146,6 +146,20 @@ def targets_report(*, reports: dict[tuple[int, int], dict]) -> None:
         CollectionTarget.objects.bulk_update(targets, fields)
 
 
+def targets_time(*, timings: dict[tuple[int, int], dict]) -> None:
+    """Where each ended target's time went, {(target id, claim): {phase: seconds}}
+    (runs/timings.py), from that claim only: the runner writes it with the targets' end."""
+    if not timings:
+        return
+    claimed = Q()
+    for target_id, attempt in timings:
+        claimed |= Q(pk=target_id, attempts=attempt)
+    targets = list(CollectionTarget.objects.filter(claimed).only("pk", "attempts"))
+    for target in targets:
+        target.timings = timings[(target.pk, target.attempts)]
+    CollectionTarget.objects.bulk_update(targets, ["timings"])
+
+
 def target_succeed(*, target: CollectionTarget, attempt: int | None = None) -> bool:
     """Running -> succeeded; with `attempt`, only if the target is still under that claim."""
     running = CollectionTarget.objects.filter(pk=target.pk, status=TargetStatus.RUNNING)

@@ -94,6 +94,12 @@ class TargetOut(Schema):
     )
     finished_at: datetime | None
     error: str
+    timings: dict[str, float] = Field(
+        description="where the target's time went once it ended, in seconds a phase: queue "
+        "(the request to its claim), connect (to an open connection), wait (for the "
+        "collection's common start), probe (the plan's remote work), parse (its parsing, "
+        "where the kind times it apart; else 0 and counted in probe), store; {} before"
+    )
 
     @staticmethod
     def resolve_step(obj) -> str:

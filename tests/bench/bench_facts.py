@@ -254,6 +254,8 @@ def api_run(api: Api, placed: dict, models: dict[str, str]) -> dict:
         if began and finished
         else float("nan"),
         "facts": statistics.median(counts) if counts else 0,
+        # Where each target's time went, as the API gives it ({phase: seconds}).
+        "timings": [t.get("timings") or {} for t in targets],
         "hosts_ok": ok,
         "errors": errors,
     }
@@ -261,6 +263,26 @@ def api_run(api: Api, placed: dict, models: dict[str, str]) -> dict:
 
 def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f} ms"
+
+
+PHASES = ("queue", "connect", "wait", "probe", "parse", "store")
+
+
+def timings_table(runs: list[dict]) -> list[str]:
+    """Per phase, the median and max over every target of the runs (the API's `timings`)."""
+    timings = [t for run in runs for t in run["timings"] if t]
+    if not timings:
+        return ["  where the time went: the API gave no target timings"]
+    lines = [
+        f"  where the time went, per host ({len(timings)} targets of {len(runs)} runs, "
+        f"seconds from GET /api/collections/{{id}}):",
+        f"    {'phase':<8} {'median':>8} {'max':>8}",
+    ]
+    for phase in PHASES + tuple(sorted({p for t in timings for p in t} - set(PHASES))):
+        values = [t[phase] for t in timings if phase in t]
+        if values:
+            lines.append(f"    {phase:<8} {statistics.median(values):>8.3f} {max(values):>8.3f}")
+    return lines
 
 
 def api_half(stack: Stack, hosts: list[TestHost], client_key: str, runs: int, models) -> list:
@@ -294,6 +316,7 @@ def api_half(stack: Stack, hosts: list[TestHost], client_key: str, runs: int, mo
         )
         if run["status"] != "completed" or run["errors"]:
             print("  the stack's log ends:\n" + stack.log_tail(30))
+    print("\n".join(timings_table(done)))
     return done
 
 

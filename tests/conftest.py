@@ -211,6 +211,7 @@ def pytest_configure(config):
 SERIAL_TESTS = (
     "tests/collectors/test_capture_live.py",
     "tests/investigations/test_ladders_end_to_end.py::test_the_weaker_side_reaches_its_knee",
+    "tests/investigations/test_ladder_tools.py::test_a_short_ladder_runs_on_both_sides_with",
     "tests/investigations/test_ladder_tools.py::test_a_ladder_of_request_rates_holds_each_rate",
     "tests/investigations/test_ladder_tools.py::test_a_step_above_the_p99_limit",
     "tests/investigations/test_ladder_tools.py::test_the_breaking_reason_states_the_p99_limit",
@@ -300,13 +301,40 @@ def stop_worker(process: subprocess.Popen) -> None:
         process.kill()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def ids_of_this_process(django_db_setup, django_db_blocker):
+    """Under pytest-xdist, the ids of worker gw<n>'s rows start at (n + 1) x 10,000,000.
+
+    Each test process has a database of its own, so without this two processes' ladders,
+    collections and targets have the same ids, and what is named after an id outside the
+    database (a run's PID and scratch files in /tmp, shared by every test host) would meet.
+    """
+    from django.db import connection
+
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not (worker.startswith("gw") and worker[2:].isdigit()) or connection.vendor != "postgresql":
+        return
+    start = (int(worker[2:]) + 1) * 10_000_000
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT quote_ident(schemaname) || '.' || quote_ident(sequencename) "
+            "FROM pg_sequences WHERE schemaname = current_schema()"
+        )
+        for (sequence,) in cursor.fetchall():
+            cursor.execute("SELECT setval(%s, %s, false)", [sequence, start])
+
+
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, django_db_blocker):
     """A `celery worker` process on the test database and a queue of this run's own.
 
     Tests that use it need `django_db(transaction=True)`: the worker sees committed rows only.
     """
-    process, hostname = start_worker(TEST_QUEUE)
+    # A log of each test process's own (pytest-xdist runs several at once).
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    process, hostname = start_worker(
+        TEST_QUEUE, log_name=f"celery-worker-{worker}.log" if worker else "celery-worker.log"
+    )
     yield hostname
     stop_worker(process)
 

@@ -68,7 +68,9 @@ OUT_OF_TIME = Phrase(gettext_noop("Gave up: the baseline pack went past its time
 class BaselineParameters(forms.Form):
     """What a baseline collection may be given: the schema of the page's form and the API."""
 
-    # What clean_scratch_dir holds, stated in the API's schema (kinds/schema.py).
+    # What clean_scratch_dir holds, stated in the API's schema (kinds/schema.py). The group
+    # repeats, but each turn must begin with "/", which its own characters exclude: a text
+    # splits into turns one way only, so no engine backtracks over it.
     json_schema = {
         "scratch_dir": {
             "pattern": "^(/[A-Za-z0-9_+-][A-Za-z0-9_.+-]*)*/?$",

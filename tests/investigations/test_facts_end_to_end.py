@@ -132,6 +132,28 @@ def _closed_port() -> int:
         return probe.getsockname()[1]
 
 
+def unreachable_host(personas, credential, *, like, side: str, role: str):
+    """A host placed on `side` whose port nothing listens on, trusting `like`'s key."""
+    nobody = host_create(
+        team=personas.team,
+        name="nobody-home",
+        address="127.0.0.1",
+        port=_closed_port(),
+        username="perfcase-probe",
+        credential=credential,
+        host_key_type=like.host_key.key_type,
+        host_key_fingerprint=like.host_key.fingerprint,
+    )
+    member_add(
+        investigation=personas.investigation,
+        user=personas.member,
+        host=nobody,
+        side_key=side,
+        role=role,
+    )
+    return nobody
+
+
 def test_each_failing_host_fails_alone_with_a_message_a_person_can_act_on(
     personas, celery_worker, credential, start_host, make_key
 ):
@@ -142,23 +164,7 @@ def test_each_failing_host_fails_alone_with_a_message_a_person_can_act_on(
     api = ApiClient(personas.member)
     for test_host, side in ((good, "a"), (rekeyed, "b"), (hanging, "a"), (no_lscpu, "b")):
         trust(api, place(personas, credential, test_host, side))
-    nobody = host_create(
-        team=personas.team,
-        name="nobody-home",
-        address="127.0.0.1",
-        port=_closed_port(),
-        username="perfcase-probe",
-        credential=credential,
-        host_key_type=good.host_key.key_type,
-        host_key_fingerprint=good.host_key.fingerprint,
-    )
-    member_add(
-        investigation=personas.investigation,
-        user=personas.member,
-        host=nobody,
-        side_key="a",
-        role="cache",
-    )
+    unreachable_host(personas, credential, like=good, side="a", role="cache")
     stranger_key = credential_create(
         team=personas.team, user=personas.member, name="stranger", private_key=make_key().text
     )

@@ -9,10 +9,9 @@ from django.utils import timezone
 
 from investigations.models import CollectionTarget
 from investigations.runs.timings import PHASES
-from investigations.services.inventory import host_create, member_add
 from tests.conftest import ApiClient
 from tests.conftest import trust_host_key as trust
-from tests.investigations.test_facts_end_to_end import _closed_port, collect, place
+from tests.investigations.test_facts_end_to_end import collect, place, unreachable_host
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -58,23 +57,7 @@ def test_a_host_never_reached_spends_its_time_connecting_and_nothing_after(
     good = start_host("good", dump="x86_64-dell_e4310")
     api = ApiClient(personas.member)
     trust(api, place(personas, credential, good, "a"))
-    nobody = host_create(
-        team=personas.team,
-        name="nobody-home",
-        address="127.0.0.1",
-        port=_closed_port(),
-        username="perfcase-probe",
-        credential=credential,
-        host_key_type=good.host_key.key_type,
-        host_key_fingerprint=good.host_key.fingerprint,
-    )
-    member_add(
-        investigation=personas.investigation,
-        user=personas.member,
-        host=nobody,
-        side_key="b",
-        role="service",
-    )
+    unreachable_host(personas, credential, like=good, side="b", role="service")
 
     collection = collect(api, personas)
 

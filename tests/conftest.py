@@ -202,6 +202,10 @@ def pytest_configure(config):
     # processes' users share ids, not counters.
     os.environ["PERFCASE_CACHE_KEY_PREFIX"] = f"perfcase-{TEST_QUEUE}"
     settings.CACHES["default"]["KEY_PREFIX"] = os.environ["PERFCASE_CACHE_KEY_PREFIX"]
+    # The run's id, known to the pytest-xdist controller as to every process: it names the
+    # run's template database (tests/testdb.py), which the controller drops at the end.
+    if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
+        config.option.testrunuid = config.option.testrunuid or uuid.uuid4().hex
 
 
 # Tests that measure time on this machine (pauses in a capture, a ladder's knee under real
@@ -299,6 +303,41 @@ def stop_worker(process: subprocess.Popen) -> None:
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+def pytest_sessionfinish(session):
+    config = session.config
+    if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
+        from django.db import connection
+
+        from tests import testdb
+
+        if connection.vendor == "postgresql":
+            testdb.drop_templates(connection.settings_dict, config.option.testrunuid)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(
+    request, django_test_environment, django_db_blocker, django_db_modify_db_settings
+):
+    """pytest-django's, except that under pytest-xdist on PostgreSQL each process copies the
+    run's one migrated template database instead of migrating its own (tests/testdb.py)."""
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+
+    run = getattr(request.config, "workerinput", {}).get("testrunuid")
+    with django_db_blocker.unblock():
+        if run and connection.vendor == "postgresql":
+            from tests import testdb
+
+            testdb.clone_test_database(connection, run)
+            yield
+            testdb.drop_test_database(connection)
+            return
+        databases = setup_databases(verbosity=0, interactive=False)
+    yield
+    with django_db_blocker.unblock():
+        teardown_databases(databases, verbosity=0)
 
 
 @pytest.fixture(scope="session", autouse=True)

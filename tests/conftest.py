@@ -24,6 +24,8 @@ from investigations.services.investigations import investigation_create
 from investigations.services.teams import team_create
 from investigations.services.tokens import api_token_create
 
+from tests.serial import SERIAL_TESTS
+
 # Real sshd test hosts (tests/sshd.py): the test_hosts, start_host and sshd_host fixtures.
 pytest_plugins = ["tests.sshd", "tests.ladders"]
 
@@ -206,27 +208,6 @@ def pytest_configure(config):
     # run's template database (tests/testdb.py), which the controller drops at the end.
     if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
         config.option.testrunuid = config.option.testrunuid or uuid.uuid4().hex
-
-
-# Tests that measure time on this machine (pauses in a capture, a ladder's knee under real
-# load, a rate held step by step, a CPU quota's throttling): `make test` runs them after the
-# parallel lane, alone (marked `serial`), so that other tests' load cannot move what they
-# measure. A file, or one test of it (its node id, parameters aside).
-SERIAL_TESTS = (
-    "tests/collectors/test_capture_live.py",
-    "tests/investigations/test_ladders_end_to_end.py::test_the_weaker_side_reaches_its_knee",
-    "tests/investigations/test_ladder_tools.py::test_a_short_ladder_runs_on_both_sides_with",
-    "tests/investigations/test_ladder_tools.py::test_a_ladder_of_request_rates_holds_each_rate",
-    "tests/investigations/test_ladder_tools.py::test_a_step_above_the_p99_limit",
-    "tests/investigations/test_ladder_tools.py::test_the_breaking_reason_states_the_p99_limit",
-    "tests/investigations/test_baselines_end_to_end.py::test_the_side_with_a_cpu_quota",
-    # How long a kill, a time limit and its grace take, by the clock.
-    "tests/collectors/test_loadrun.py::test_kill_command_stops_a_running_tool_within_a_second",
-    "tests/collectors/test_loadrun.py::test_timeout_ends_a_tool_that_overruns_its_limit",
-    "tests/collectors/test_loadrun.py::test_a_tool_that_ignores_term_is_killed_after_the_grace",
-    "tests/collectors/test_loadrun.py::test_a_running_load_tool_is_killed_through_its_pid_file",
-    "tests/collectors/test_ssh.py::test_a_command_past_its_timeout_raises_command_timed_out",
-)
 
 
 def pytest_collection_modifyitems(config, items):

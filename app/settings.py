@@ -280,6 +280,8 @@ if LANGUAGE_CODE not in dict(LANGUAGES):
         f"PERFCASE_LANGUAGE must be one of {', '.join(code for code, _ in LANGUAGES)}"
     )
 LOCALE_PATHS = [SHARED_DIR / "locale"]
+# Chinese numbers grouped by thousands with a comma, as the English ones.
+FORMAT_MODULE_PATH = ["investigations.formats"]
 LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
 # The default zone for display; a browser's own zone (sent in a cookie) wins per request.
 TIME_ZONE = env_str("PERFCASE_TIME_ZONE", "UTC")

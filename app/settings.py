@@ -106,9 +106,11 @@ if not DEBUG and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("PERFCASE_ALLOWED_HOSTS must list the host names the app serves")
 CSRF_TRUSTED_ORIGINS = env_list("PERFCASE_CSRF_TRUSTED_ORIGINS")
 
-# Absolute links in webhook messages point here.
-BASE_URL = env_str("PERFCASE_BASE_URL", "http://127.0.0.1:8000").rstrip("/")
-if urlsplit(BASE_URL).scheme not in ("http", "https"):
+# Where people reach the app, for absolute links (webhook messages, the postmortem's
+# Markdown). Unset: a page's links are built from the request it answers, and what is made
+# without one (a webhook message) links nowhere, rather than to a guessed address.
+BASE_URL = env_str("PERFCASE_BASE_URL", "").rstrip("/")
+if BASE_URL and urlsplit(BASE_URL).scheme not in ("http", "https"):
     raise ImproperlyConfigured("PERFCASE_BASE_URL must start with http:// or https://")
 
 INSTALLED_APPS = [
@@ -278,6 +280,8 @@ if LANGUAGE_CODE not in dict(LANGUAGES):
         f"PERFCASE_LANGUAGE must be one of {', '.join(code for code, _ in LANGUAGES)}"
     )
 LOCALE_PATHS = [SHARED_DIR / "locale"]
+# Chinese numbers grouped by thousands with a comma, as the English ones.
+FORMAT_MODULE_PATH = ["investigations.formats"]
 LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
 # The default zone for display; a browser's own zone (sent in a cookie) wins per request.
 TIME_ZONE = env_str("PERFCASE_TIME_ZONE", "UTC")

@@ -21,30 +21,55 @@ def gettext_noop(text: str) -> str:
     return text
 
 
-class Phrase(str):
-    """The English text of a template and its values; `template` and `values` kept."""
+def ngettext_noop(singular: str, plural: str) -> tuple[str, str]:
+    """Marks a template that counts something, with its plural, for the translators (the
+    makemessages command of investigations/ extracts calls by this name); a Phrase made of
+    it picks the form by its value `count`, in each reader's language."""
+    return singular, plural
 
-    def __new__(cls, template: str, /, **values):
-        phrase = super().__new__(cls, fill(template, values))
+
+class Phrase(str):
+    """The English text of a template and its values; `template` and `values` kept, and
+    `plural` for a template that counts (made of ngettext_noop: `count` picks the form)."""
+
+    def __new__(cls, template: str | tuple[str, str], /, **values):
+        plural = None
+        if isinstance(template, tuple):
+            template, plural = template
+        chosen = plural if plural is not None and values.get("count") != 1 else template
+        phrase = super().__new__(cls, fill(chosen, values))
         phrase.template = template
+        phrase.plural = plural
         phrase.values = values
         return phrase
 
     def __repr__(self) -> str:
+        if self.plural is not None:
+            return f"Phrase({(self.template, self.plural)!r}, **{self.values!r})"
         return f"Phrase({self.template!r}, **{self.values!r})"
 
     def as_json(self) -> list:
-        """``[template, values]``, a nested Phrase as ``{"phrase": [template, values]}``."""
-        return [self.template, {k: _stored(v) for k, v in self.values.items()}]
+        """``[template, values]`` (``[template, values, plural]`` for one that counts), a
+        nested Phrase as ``{"phrase": [template, values]}``."""
+        stored = [self.template, {k: _stored(v) for k, v in self.values.items()}]
+        return stored if self.plural is None else [*stored, self.plural]
 
     @classmethod
     def from_json(cls, data) -> "Phrase":
         """The inverse of as_json; raises ValueError on anything else."""
-        if not (isinstance(data, list | tuple) and len(data) == 2 and isinstance(data[0], str)):
-            raise ValueError("a stored phrase is [template, values]")
-        template, values = data
+        if not (
+            isinstance(data, list | tuple)
+            and len(data) in (2, 3)
+            and all(isinstance(text, str) for text in data[:1] + data[2:])
+        ):
+            raise ValueError("a stored phrase is [template, values] or [template, values, plural]")
+        template, values = data[0], data[1]
         if not isinstance(values, dict):
             raise ValueError("a stored phrase's values are an object")
+        if len(data) == 3:
+            if "count" not in values:
+                raise ValueError("a stored phrase that counts has a count")
+            template = (template, data[2])
         try:
             return cls(
                 template,

@@ -5,19 +5,44 @@ ladder's knee) keeps its text in English, for search and the API's English reade
 beside it, in `phrases`, the phrase it was made from: {text name: [template, values]}.
 """
 
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from collectors.phrase import Phrase, as_phrase, fill, phrase_of
 
+# Templates older rows were stored with, before the phrases that count had plurals: kept
+# in the catalogue so that those rows still read in each person's language.
+LEGACY_TEMPLATES = (
+    gettext_noop("%(kind)s collected from %(done)s of %(count)s hosts"),
+    gettext_noop("%(kind)s cancelled: collected from %(done)s of %(count)s hosts"),
+    gettext_noop("%(kind)s requested from %(count)s hosts: %(hosts)s"),
+    gettext_noop("Imported %(count)s %(format)s profiles onto side %(side)s: %(files)s"),
+    gettext_noop("Imported %(count)s baseline results onto side %(side)s: %(files)s"),
+    gettext_noop("Imported %(format)s onto side %(side)s: %(count)s steps (%(loads)s)"),
+    gettext_noop("CPU profiles of both sides of %(count)s pairs"),
+    gettext_noop("packet captures of both sides of %(count)s pairs"),
+    gettext_noop("facts from both hosts of %(pairs)s pair(s); %(findings)s finding(s) reviewed"),
+    gettext_noop("%(nodes)s nodes joined by %(edges)s edge"),
+    gettext_noop("%(nodes)s nodes joined by %(edges)s edges"),
+    gettext_noop("%(count)s roles present on both sides"),
+)
+
 
 def translate(phrase: Phrase) -> str:
-    """The phrase in the active language (English where the catalogue has no translation)."""
+    """The phrase in the active language (English where the catalogue has no translation);
+    one that counts in the form its language gives its count."""
     values = {k: translate(v) if isinstance(v, Phrase) else v for k, v in phrase.values.items()}
+    plural = getattr(phrase, "plural", None)
     try:
-        return fill(gettext(phrase.template), values)
+        if plural is not None:
+            return fill(ngettext(phrase.template, plural, int(values["count"])), values)
+        translated = gettext(phrase.template)
+        if translated == phrase.template and "count" in values:
+            # An older row's template that is now the singular of one that counts.
+            translated = ngettext(phrase.template, phrase.template, int(values["count"]))
+        return fill(translated, values)
     except (KeyError, ValueError, TypeError):
         # A translation whose placeholders do not match its template: the English is right.
-        return fill(phrase.template, values)
+        return str(phrase) if plural is not None else fill(phrase.template, values)
 
 
 def _stored(row, name: str):

@@ -87,10 +87,14 @@ class SignInHandler(AxesDatabaseHandler):
 
 def lockout_message() -> str:
     minutes = int(settings.AXES_COOLOFF_TIME.total_seconds() // 60)
-    return _(
+    return ngettext(
+        "Too many failed sign-ins for this user name from this address: signing in with it "
+        "from here is refused for %(minutes)s minute. A team lead can unlock you on the team "
+        "page.",
         "Too many failed sign-ins for this user name from this address: signing in with it "
         "from here is refused for %(minutes)s minutes. A team lead can unlock you on the team "
-        "page."
+        "page.",
+        minutes,
     ) % {"minutes": minutes}
 
 

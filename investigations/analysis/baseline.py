@@ -5,7 +5,9 @@ a margin that grows with the measured spread. Pure: plain values in, rows out.
 The verdict: the ratio "how much better A is" (A/B where higher is better, B/A where lower
 is) against a margin of max(the default margin, A's spread, B's spread): beyond 1 + margin
 A is better, below 1 / (1 + margin) A is worse, between them the two are about equal. A
-noisy benchmark thus needs a bigger difference before it says anything.
+noisy benchmark thus needs a bigger difference before it says anything, and where the
+repetitions spread wider than NOISY_SPREAD it does not call the sides about equal either:
+the row is too noisy to judge (more repetitions, or a quieter host, are needed).
 """
 
 import csv
@@ -20,6 +22,9 @@ from investigations.analysis.rules.base import Verdict
 from investigations.choices import BaselineStatus, BaselineVerdict, FindingSeverity
 
 DEFAULT_MARGIN = 10.0  # percent
+# Repetitions spread wider than this ((max - min) / median, percent) cannot show two sides
+# about equal: such a row is "too noisy to judge" (unless the gap is wider still).
+NOISY_SPREAD = 50.0
 # A row this far beyond its margin (A/B or B/A) is a warning, not only a note.
 WARNING_FACTOR = 1.5
 # The knowledge-base entries a clearly worse row is evidence for, where one fits.
@@ -47,6 +52,21 @@ def summarise(values: list[float]) -> tuple[float | None, float | None]:
     if median == 0:
         return median, None
     return median, round(100 * (max(values) - min(values)) / abs(median), 1)
+
+
+def variation(values: list[float]) -> float | None:
+    """The coefficient of variation of the repetitions (sample standard deviation over the
+    mean, in percent), None for fewer than two or a mean of 0."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    if mean == 0:
+        return None
+    return round(100 * statistics.stdev(values) / abs(mean), 1)
+
+
+def _bounds(values: list[float]) -> tuple[float | None, float | None]:
+    return (min(values), max(values)) if values else (None, None)
 
 
 def compare(
@@ -111,6 +131,15 @@ class Row:
     host_b: str = ""
     values_a: list = field(default_factory=list)
     values_b: list = field(default_factory=list)
+    # The lowest and highest repetition, and their coefficient of variation (percent).
+    min_a: float | None = None
+    max_a: float | None = None
+    min_b: float | None = None
+    max_b: float | None = None
+    cv_a: float | None = None
+    cv_b: float | None = None
+    # The repetitions spread too wide to call the sides about equal: no verdict.
+    too_noisy: bool = False
 
     def as_item(self) -> dict:
         item = asdict(self)
@@ -141,6 +170,12 @@ def table(measured: list[Measured], *, margin: float = DEFAULT_MARGIN) -> list[R
             spread_b=b.spread if b else None,
             margin=margin,
         )
+        spread = max((m.spread for m in (a, b) if m and m.spread is not None), default=0.0)
+        too_noisy = verdict == BaselineVerdict.ABOUT_EQUAL and spread > NOISY_SPREAD
+        if too_noisy:
+            verdict = None
+        values_a = list(a.values) if a else []
+        values_b = list(b.values) if b else []
         rows.append(
             Row(
                 group=benchmark.group,
@@ -163,8 +198,15 @@ def table(measured: list[Measured], *, margin: float = DEFAULT_MARGIN) -> list[R
                 note_b=b.note if b else "",
                 host_a=a.host if a else "",
                 host_b=b.host if b else "",
-                values_a=list(a.values) if a else [],
-                values_b=list(b.values) if b else [],
+                values_a=values_a,
+                values_b=values_b,
+                min_a=_bounds(values_a)[0],
+                max_a=_bounds(values_a)[1],
+                min_b=_bounds(values_b)[0],
+                max_b=_bounds(values_b)[1],
+                cv_a=variation(values_a),
+                cv_b=variation(values_b),
+                too_noisy=too_noisy,
             )
         )
     rows.sort(key=lambda row: (_ORDER[(row.benchmark, row.metric)], row.role))
@@ -172,11 +214,13 @@ def table(measured: list[Measured], *, margin: float = DEFAULT_MARGIN) -> list[R
 
 
 def verdict_counts(rows: list[Row]) -> dict[str, int]:
-    """How many rows say side A is better, worse, about equal."""
-    return {
+    """How many rows say side A is better, worse, about equal, and how many are too noisy
+    to say."""
+    counts = {
         verdict: sum(1 for row in rows if row.verdict == verdict)
         for verdict in ("better", "worse", "about_equal")
     }
+    return {**counts, "too_noisy": sum(1 for row in rows if row.too_noisy)}
 
 
 def value_text(value: float | None) -> str:
@@ -192,11 +236,14 @@ def value_text(value: float | None) -> str:
 SYMBOLS = {"better": "↑", "worse": "↓", "about_equal": "≈", None: ""}
 
 
-def _side_text(value, status: str, spread) -> str:
+def _side_text(value, status: str, low, high) -> str:
+    """The median, and the range of the repetitions where they differ."""
     if status != BaselineStatus.MEASURED:
         return status.replace("_", " ")
     text = value_text(value)
-    return f"{text} ±{spread:g}%" if spread else text
+    if low is None or low == high:
+        return text
+    return f"{text} ({value_text(low)}–{value_text(high)})"
 
 
 def as_markdown(rows: list[Row], *, title: str = "Baseline") -> str:
@@ -215,13 +262,15 @@ def as_markdown(rows: list[Row], *, title: str = "Baseline") -> str:
         for row in group_rows:
             ratio = f"{row.ratio:.2f}" if row.ratio is not None else "—"
             verdict = f"{SYMBOLS[row.verdict]} {(row.verdict or '').replace('_', ' ')}".strip()
+            if row.too_noisy:
+                verdict = "too noisy to judge"
             cells = [
                 row.label,
                 row.metric_label,
                 row.role or "—",
                 row.unit,
-                _side_text(row.a, row.status_a, row.spread_a),
-                _side_text(row.b, row.status_b, row.spread_b),
+                _side_text(row.a, row.status_a, row.min_a, row.max_a),
+                _side_text(row.b, row.status_b, row.min_b, row.max_b),
                 ratio,
                 verdict or "—",
             ]
@@ -229,7 +278,9 @@ def as_markdown(rows: list[Row], *, title: str = "Baseline") -> str:
         lines.append("")
     lines.append(
         "↑ A is better, ↓ A is worse, ≈ about equal, within a margin of the larger of "
-        f"{DEFAULT_MARGIN:g}% and the spread of the repetitions."
+        f"{DEFAULT_MARGIN:g}% and the spread of the repetitions. A and B are medians, the "
+        "lowest and highest repetition in brackets; repetitions spread wider than "
+        f"{NOISY_SPREAD:g}% of their median are too noisy to judge: run more of them."
     )
     return "\n".join(lines) + "\n"
 
@@ -251,6 +302,13 @@ CSV_FIELDS = [
     "status_b",
     "host_a",
     "host_b",
+    "min_a",
+    "max_a",
+    "min_b",
+    "max_b",
+    "cv_a",
+    "cv_b",
+    "too_noisy",
 ]
 
 
@@ -323,6 +381,8 @@ def evaluate_baseline(rows: list[Row]) -> list[Verdict]:
 
 
 VERDICT_COLOURS = {"better": "#2e7d32", "worse": "#c62828", "about_equal": "#757575"}
+# A row too noisy to judge: paler than "about equal", which it is not known to be.
+NOISY_COLOUR = "#bdbdbd"
 
 
 def ratio_figure(rows: list[Row], *, labels: dict, title: str, axis: str) -> dict:
@@ -340,7 +400,9 @@ def ratio_figure(rows: list[Row], *, labels: dict, title: str, axis: str) -> dic
                 "x": [round(value - 1, 4) for value in better],
                 "customdata": [round(value, 4) for value in better],
                 "y": [labels[(row.benchmark, row.metric, row.role)] for row in shown],
-                "marker": {"color": [VERDICT_COLOURS[row.verdict] for row in shown]},
+                "marker": {
+                    "color": [VERDICT_COLOURS.get(row.verdict, NOISY_COLOUR) for row in shown]
+                },
                 "base": 1,
                 "hovertemplate": "%{y}: %{customdata:.2f}×<extra></extra>",
             }

@@ -8,6 +8,8 @@ differ says so under its label.
 from dataclasses import dataclass
 from html import escape
 
+from django.utils.translation import gettext
+
 from investigations.choices import NodeState
 
 STATE_COLOURS = {
@@ -15,6 +17,10 @@ STATE_COLOURS = {
     NodeState.RULED_OUT: "#1b7f3b",
     NodeState.SUSPECT: "#c62828",
 }
+
+
+def _state_label(state: str) -> str:
+    return str(NodeState(state).label) if state in NodeState.values else state.replace("_", " ")
 
 
 @dataclass(frozen=True)
@@ -110,7 +116,7 @@ def figure(nodes: list[DiagramNode], edges: list[DiagramEdge]) -> dict:
     text = [
         # plotly reads <b>, <br> and <a> in text: a label is escaped to show as written.
         f"<b>{escape(node.label, quote=False)}</b><br>{node.kind}"
-        + ("<br>≠ sides differ" if node.specs_differ else "")
+        + ("<br>" + gettext("≠ the sides differ") if node.specs_differ else "")
         for node in nodes
     ]
     trace = {
@@ -122,7 +128,7 @@ def figure(nodes: list[DiagramNode], edges: list[DiagramEdge]) -> dict:
         "textposition": "bottom center",
         "hoverinfo": "text",
         "hovertext": [
-            f"{escape(node.label, quote=False)}: {node.state.replace('_', ' ')}" for node in nodes
+            f"{escape(node.label, quote=False)}: {_state_label(node.state)}" for node in nodes
         ],
         "customdata": [node.id for node in nodes],
         "marker": {

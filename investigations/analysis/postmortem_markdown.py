@@ -138,12 +138,9 @@ def _impact(report) -> list[str]:
 
 
 def _timeline(report) -> list[str]:
+    # Whether the entries were chosen or are the default ones is the page's business: the
+    # document tells them either way.
     lines = [f"## {_('Timeline')}", ""]
-    if not report.events_chosen:
-        lines += [
-            f"*{_('No entries chosen yet: notes, actions, status changes and root causes.')}*",
-            "",
-        ]
     if not report.events:
         lines += [f"*{_('Nothing on the timeline.')}*", ""]
     for entry in report.events:
@@ -234,7 +231,8 @@ def _actions(report) -> list[str]:
 
 
 def postmortem_markdown(report, *, base_url: str = "") -> str:
-    """The whole write-up; links to the case's pages start with `base_url`."""
+    """The whole write-up; links to the case's pages start with `base_url`. Without one
+    (made outside a request, PERFCASE_BASE_URL unset) they are paths, and it says so."""
     head = [
         f"# {inline(report.title)}",
         "",
@@ -277,6 +275,9 @@ def postmortem_markdown(report, *, base_url: str = "") -> str:
         _written(report.lessons, _("No lessons written yet.")),
         "",
     ]
+    if not base_url:
+        note = _("The links are paths on the Perfcase site: PERFCASE_BASE_URL is not set.")
+        lines += ["---", "", f"*{note}*", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

@@ -10,7 +10,7 @@ from ninja import Field, Router, Schema
 from pydantic import WithJsonSchema
 
 from investigations.access import investigation_for_user
-from investigations.analysis.baseline import DEFAULT_MARGIN, as_csv, as_markdown
+from investigations.analysis.baseline import DEFAULT_MARGIN, NOISY_SPREAD, as_csv, as_markdown
 from investigations.api.imports import importer
 from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id
@@ -33,7 +33,8 @@ class BaselineItemOut(Schema):
     b: float | None
     ratio: float | None = Field(description="A / B")
     verdict: Literal["better", "worse", "about_equal"] | None = Field(
-        description="side A against side B, by the metric's direction and the margin"
+        description="side A against side B, by the metric's direction and the margin; null "
+        "where a side has no value or the row is too_noisy"
     )
     higher_is_better: bool
     spread_a: float | None = Field(description="(max - min) / median of A's runs, in percent")
@@ -46,6 +47,19 @@ class BaselineItemOut(Schema):
     host_b: str
     values_a: list[float] = Field(description="every repetition's value")
     values_b: list[float]
+    min_a: float | None = Field(description="the lowest of A's repetitions")
+    max_a: float | None = Field(description="the highest of A's repetitions")
+    min_b: float | None
+    max_b: float | None
+    cv_a: float | None = Field(
+        description="coefficient of variation of A's repetitions (stdev / mean, percent); "
+        "null for fewer than two"
+    )
+    cv_b: float | None
+    too_noisy: bool = Field(
+        description=f"the repetitions spread wider than {NOISY_SPREAD:g} % of their median "
+        "and the gap is within it: no verdict; run the pack with more repetitions"
+    )
 
 
 class BaselineOut(Schema):

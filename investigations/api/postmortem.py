@@ -240,7 +240,7 @@ def postmortem_patch(request, investigation_id: Id, payload: PostmortemPatch):
 def postmortem_md(request, investigation_id: Id):
     """The write-up as Markdown (text/markdown), downloaded as a file named after the case."""
     investigation = investigation_for_user(request.user, investigation_id)
-    return markdown_response(postmortem_of(investigation))
+    return markdown_response(postmortem_of(investigation), request)
 
 
 # --- action items ------------------------------------------------------------------------

@@ -4,7 +4,10 @@ teams), its history, and the search over entries and over the reader's own inves
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Q, QuerySet
+from django.utils import translation
 
+from investigations.analysis.search_terms import is_latin, query_terms
+from investigations.choices import RootCauseCategory
 from investigations.models import (
     CaseRootCause,
     Finding,
@@ -20,6 +23,54 @@ from investigations.services.search import INVESTIGATION, ROOT_CAUSE
 # The knowledge base holds tens to a few hundred entries: rank them all.
 MAX_ENTRIES = 500
 MAX_INVESTIGATIONS = 50
+# Words that name a category besides its own name and labels (English and Chinese). A query
+# that names a category ("网络延迟", "network latency") wants that category's entries first:
+# an entry about logging may say "network" or "延迟" more often than one about packet loss.
+CATEGORY_WORDS = {
+    RootCauseCategory.CPU: ["处理器", "cpu"],
+    RootCauseCategory.MEMORY: ["memory", "内存", "numa"],
+    RootCauseCategory.KERNEL: ["kernel", "内核", "sysctl"],
+    RootCauseCategory.STORAGE: ["disk", "disks", "io", "磁盘", "硬盘", "存储", "raid"],
+    RootCauseCategory.NETWORK: [
+        "network",
+        "networking",
+        "tcp",
+        "网络",
+        "网卡",
+        "链路",
+        "丢包",
+        "带宽",
+    ],
+    RootCauseCategory.VIRTUALISATION: ["virtualization", "hypervisor", "vm", "虚拟机", "虚拟化"],
+    RootCauseCategory.APPLICATION: ["application", "app", "应用", "代码"],
+    RootCauseCategory.CONFIGURATION: ["configuration", "config", "配置"],
+}
+
+
+def _category_words() -> dict[str, list[str]]:
+    """{category: the words that name it}: its value, its label in each language and its
+    other words, lowercased."""
+    named: dict[str, list[str]] = {}
+    for category, words in CATEGORY_WORDS.items():
+        texts = [category.value, *words]
+        for language in ("en", "zh-hans"):
+            with translation.override(language):
+                texts.append(str(category.label))
+        named[category.value] = [text.lower() for text in texts]
+    return named
+
+
+def categories_named(query: str) -> set[str]:
+    """The categories a query names: by a Latin word of its own, or by a Chinese word it
+    holds (whole: the character pairs the search also matches by would find "处理" in
+    any query about processing)."""
+    text = query.lower()
+    wanted = set(query_terms(text))
+    return {
+        category
+        for category, words in _category_words().items()
+        if any((word in text) if not is_latin(word) else (word in wanted) for word in words)
+    }
 
 
 def root_causes_readable(*, user: AbstractBaseUser) -> QuerySet[RootCause]:
@@ -48,10 +99,17 @@ def root_causes_list(
     if not (q or "").strip():
         return entries.order_by("category", "title", "pk")
     among = entries.values_list("pk", flat=True)
-    ranked = search_scores(kind=ROOT_CAUSE, query=q, among=among, limit=MAX_ENTRIES)
-    rows = entries.in_bulk([pk for pk, _ in ranked])
+    ranked = dict(search_scores(kind=ROOT_CAUSE, query=q, among=among, limit=MAX_ENTRIES))
+    named = categories_named(q)
+    if named:
+        # The entries of a category the query names come first, whatever their words: each
+        # scores above the best of the others.
+        lead = max(ranked.values(), default=0.0) + 1.0
+        for pk in entries.filter(category__in=named).values_list("pk", flat=True):
+            ranked[pk] = ranked.get(pk, 0.0) + lead
+    rows = entries.in_bulk(list(ranked))
     found = []
-    for pk, score in ranked:
+    for pk, score in sorted(ranked.items(), key=lambda item: (-item[1], item[0])):
         if pk in rows:
             rows[pk].score = score
             found.append(rows[pk])

@@ -4,10 +4,9 @@ the table's verdicts raised as findings where one side is clearly worse."""
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import gettext_noop
 
 from collectors.baseline import BY_KEY, BenchmarkOutputError, parse_import
-from collectors.phrase import Phrase
+from collectors.phrase import Phrase, ngettext_noop
 from investigations.analysis.baseline import evaluate_baseline, summarise
 from investigations.choices import BaselineStatus, EventKind, HostRole
 from investigations.models import BaselineResult, CollectionTarget, Investigation
@@ -131,7 +130,10 @@ def baseline_import(
         investigation=investigation,
         kind=EventKind.COLLECTION,
         summary=Phrase(
-            gettext_noop("Imported %(count)s baseline results onto side %(side)s: %(files)s"),
+            ngettext_noop(
+                "Imported %(count)s baseline result onto side %(side)s: %(files)s",
+                "Imported %(count)s baseline results onto side %(side)s: %(files)s",
+            ),
             count=len(rows),
             side=side_key.upper(),
             files=", ".join(name for name, _content in files),

@@ -22,7 +22,7 @@ from collectors.capture import (
 )
 from collectors.capture.reader import PCAPNG_SECTION_MIN_BYTES
 from collectors.capture.remote import CaptureRequest
-from collectors.phrase import Phrase
+from collectors.phrase import Phrase, ngettext_noop
 from investigations.analysis.capture_marks import slowest_connection_marks
 from investigations.analysis.capture_rules import evaluate_captures
 from investigations.choices import CaptureStatus, EventKind
@@ -296,5 +296,9 @@ def captured_evidence(investigation: Investigation) -> Phrase | None:
     if not pairs:
         return None
     return Phrase(
-        gettext_noop("packet captures of both sides of %(count)s pairs"), count=len(pairs)
+        ngettext_noop(
+            "packet captures of both sides of %(count)s pair",
+            "packet captures of both sides of %(count)s pairs",
+        ),
+        count=len(pairs),
     )

@@ -17,7 +17,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
-from collectors.phrase import Phrase, joined
+from collectors.phrase import Phrase, joined, ngettext_noop
 from investigations import limits
 from investigations.access import role_in_team
 from investigations.choices import (
@@ -157,12 +157,13 @@ def _path(investigation: Investigation) -> str | None:
     joined = {node for edge in edges for node in edge}
     if len(joined) < 2:
         return None
-    template = (
-        gettext_noop("%(nodes)s nodes joined by %(edges)s edge")
-        if len(edges) == 1
-        else gettext_noop("%(nodes)s nodes joined by %(edges)s edges")
+    return Phrase(
+        ngettext_noop(
+            "%(nodes)s nodes joined by %(count)s edge", "%(nodes)s nodes joined by %(count)s edges"
+        ),
+        nodes=len(joined),
+        count=len(edges),
     )
-    return Phrase(template, nodes=len(joined), edges=len(edges))
 
 
 @dataclass(frozen=True)
@@ -197,12 +198,12 @@ def _pairs(investigation: Investigation) -> Phrase | Missing:
                 for role, side in alone
             )
         )
-    template = (
-        gettext_noop("%(count)s role present on both sides")
-        if len(roles) == 1
-        else gettext_noop("%(count)s roles present on both sides")
+    return Phrase(
+        ngettext_noop(
+            "%(count)s role present on both sides", "%(count)s roles present on both sides"
+        ),
+        count=len(roles),
     )
-    return Phrase(template, count=len(roles))
 
 
 def _sides_match(investigation: Investigation) -> Phrase | None:
@@ -212,12 +213,20 @@ def _sides_match(investigation: Investigation) -> Phrase | None:
     if investigation.findings.filter(status=FindingStatus.OPEN).exists():
         return None
     reviewed = investigation.findings.count()
-    return Phrase(
-        gettext_noop(
-            "facts from both hosts of %(pairs)s pair(s); %(findings)s finding(s) reviewed"
-        ),
-        pairs=len(pairs),
-        findings=reviewed,
+    return joined(
+        [
+            Phrase(
+                ngettext_noop(
+                    "facts from both hosts of %(count)s pair",
+                    "facts from both hosts of %(count)s pairs",
+                ),
+                count=len(pairs),
+            ),
+            Phrase(
+                ngettext_noop("%(count)s finding reviewed", "%(count)s findings reviewed"),
+                count=reviewed,
+            ),
+        ]
     )
 
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
-from collectors.phrase import Phrase
+from collectors.phrase import Phrase, ngettext_noop
 from investigations.choices import (
     CollectionKind,
     EventKind,
@@ -134,7 +134,10 @@ def collection_request(
         investigation=investigation,
         kind=EventKind.COLLECTION,
         summary=Phrase(
-            gettext_noop("%(kind)s requested from %(count)s hosts: %(hosts)s"),
+            ngettext_noop(
+                "%(kind)s requested from %(count)s host: %(hosts)s",
+                "%(kind)s requested from %(count)s hosts: %(hosts)s",
+            ),
             kind=label_phrase(kind_named(collection.kind).label),
             count=len(targets),
             hosts=names,

@@ -4,12 +4,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import gettext_noop
 
 from collectors.loadresults import LoadResultError
 from collectors.loadresults import parse as parse_results
 from collectors.loadrun import LOAD_OPTION
-from collectors.phrase import Phrase
+from collectors.phrase import Phrase, ngettext_noop
 from investigations.choices import ImportFormat, LadderStatus
 from investigations.models import Investigation, Ladder, LadderSide, LadderStep
 from investigations.phrases import message_of
@@ -181,9 +180,10 @@ def ladder_import(
     ladder_log(
         ladder=ladder,
         summary=Phrase(
-            gettext_noop("Imported %(format)s onto side %(side)s: %(count)s steps (%(loads)s)")
-            if len(results) != 1
-            else gettext_noop("Imported %(format)s onto side %(side)s: %(count)s step (%(loads)s)"),
+            ngettext_noop(
+                "Imported %(format)s onto side %(side)s: %(count)s step (%(loads)s)",
+                "Imported %(format)s onto side %(side)s: %(count)s steps (%(loads)s)",
+            ),
             format=label_phrase(ImportFormat(format).label),
             side=side_key.upper(),
             count=len(results),

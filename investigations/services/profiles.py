@@ -10,9 +10,8 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import gettext_noop
 
-from collectors.phrase import Phrase
+from collectors.phrase import Phrase, ngettext_noop
 from collectors.profile import ProfileCheck, ProfileRequest
 from collectors.stacks import (
     FoldedProfile,
@@ -153,7 +152,10 @@ def profile_import(
         investigation=investigation,
         kind=EventKind.COLLECTION,
         summary=Phrase(
-            gettext_noop("Imported %(count)s %(format)s profiles onto side %(side)s: %(files)s"),
+            ngettext_noop(
+                "Imported %(count)s %(format)s profile onto side %(side)s: %(files)s",
+                "Imported %(count)s %(format)s profiles onto side %(side)s: %(files)s",
+            ),
             count=len(profiles),
             format=label_phrase(ProfileFormat(format).label),
             side=side_key.upper(),
@@ -192,7 +194,13 @@ def profiled_evidence(investigation: Investigation) -> Phrase | None:
     pairs = profile_pairs(investigation=investigation)
     if not pairs:
         return None
-    return Phrase(gettext_noop("CPU profiles of both sides of %(count)s pairs"), count=len(pairs))
+    return Phrase(
+        ngettext_noop(
+            "CPU profiles of both sides of %(count)s pair",
+            "CPU profiles of both sides of %(count)s pairs",
+        ),
+        count=len(pairs),
+    )
 
 
 def profile_uploads_read(uploads) -> list[tuple[str, bytes]]:

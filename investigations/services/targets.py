@@ -19,7 +19,7 @@ from django.db.models.functions import Greatest
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from collectors.phrase import Phrase, as_phrase, joined
+from collectors.phrase import Phrase, as_phrase, joined, ngettext_noop
 from investigations.choices import (
     ENDED_TARGET_STATUSES,
     NEVER_RAN,
@@ -254,9 +254,15 @@ def collection_complete_if_done(*, collection_id: int) -> None:
     failed = [t for t in targets if t.status == TargetStatus.FAILED]
     cancelled = [t for t in targets if t.status == TargetStatus.CANCELLED]
     summary = Phrase(
-        gettext_noop("%(kind)s collected from %(done)s of %(count)s hosts")
+        ngettext_noop(
+            "%(kind)s collected from %(done)s of %(count)s host",
+            "%(kind)s collected from %(done)s of %(count)s hosts",
+        )
         if not cancelled
-        else gettext_noop("%(kind)s cancelled: collected from %(done)s of %(count)s hosts"),
+        else ngettext_noop(
+            "%(kind)s cancelled: collected from %(done)s of %(count)s host",
+            "%(kind)s cancelled: collected from %(done)s of %(count)s hosts",
+        ),
         kind=label_phrase(kind_named(collection.kind).label),
         done=len(targets) - len(failed) - len(cancelled),
         count=len(targets),

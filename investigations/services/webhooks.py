@@ -16,6 +16,7 @@ from investigations.choices import DeliveryStatus, EventKind
 from investigations.jobs import enqueue
 from investigations.models import Team, TimelineEvent, WebhookDelivery
 from investigations.phrases import stored_text
+from investigations.site_address import site_base_url
 from investigations.webhook_addresses import AddressRefused, webhook_address
 
 # A delivery left "sending" longer than this was lost with its worker and may be retried.
@@ -36,16 +37,17 @@ def _event_payload(event: TimelineEvent) -> dict:
     """The message a chat channel shows, in the installation's language (PERFCASE_LANGUAGE):
     a channel has no reader of its own."""
     investigation = event.investigation
-    url = settings.BASE_URL + reverse("investigation_detail", args=[investigation.pk])
+    # Made by a worker, without a request: only a configured address makes a link.
+    base_url = site_base_url()
+    path = reverse("investigation_detail", args=[investigation.pk])
+    title = _slack_escape(investigation.title[:200])
+    case = f"<{base_url}{path}|{title}>" if base_url else f"{title} ({path})"
     who = event.author.get_username() if event.author else "Perfcase"
     with translation.override(settings.LANGUAGE_CODE):
         what = stored_text(event, "summary")[:1000]
         if event.kind == EventKind.ACTION:
             what = f"{event.get_action_display()}: {what}"
-    return {
-        "text": f"<{url}|{_slack_escape(investigation.title[:200])}> "
-        f"{_slack_escape(what)} ({_slack_escape(who)})"
-    }
+    return {"text": f"{case} {_slack_escape(what)} ({_slack_escape(who)})"}
 
 
 def _enqueue(delivery: WebhookDelivery) -> WebhookDelivery:

@@ -14,7 +14,12 @@ from django.views.decorators.http import require_POST, require_safe
 
 from collectors.baseline import GROUP_LABELS
 from investigations.access import investigation_for_user
-from investigations.analysis.baseline import DEFAULT_MARGIN, ratio_figure, verdict_counts
+from investigations.analysis.baseline import (
+    DEFAULT_MARGIN,
+    NOISY_SPREAD,
+    ratio_figure,
+    verdict_counts,
+)
 from investigations.api.baselines import baseline_download
 from investigations.choices import CollectionKind, HostRole, Role
 from investigations.forms.baselines import BaselineImportForm
@@ -49,6 +54,7 @@ def table_context(investigation, margin: float = DEFAULT_MARGIN) -> dict:
         "baseline_groups": groups,
         "baseline_counts": verdict_counts(rows),
         "baseline_margin": margin,
+        "baseline_noisy_spread": NOISY_SPREAD,
         "role_labels": roles,
     }
 

@@ -2,7 +2,6 @@
 clean PDF from the browser, the Markdown download, its action items, and its panel on the
 case page."""
 
-from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
@@ -36,6 +35,7 @@ from investigations.services.postmortem import (
     action_item_update,
     postmortem_update,
 )
+from investigations.site_address import site_base_url
 from investigations.views.pages import wants_partial
 from investigations.views.panels import panel
 
@@ -285,11 +285,11 @@ def postmortem_print(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "investigations/postmortem_print.html", context)
 
 
-def markdown_response(report) -> HttpResponse:
+def markdown_response(report, request: HttpRequest | None) -> HttpResponse:
     """The Markdown export as a download named after the case (the page's link and the
-    API answer alike)."""
+    API answer alike), its links whole: PERFCASE_BASE_URL's, else the request's address."""
     response = HttpResponse(
-        as_markdown(report, base_url=settings.BASE_URL),
+        as_markdown(report, base_url=site_base_url(request)),
         content_type="text/markdown; charset=utf-8",
     )
     response["Content-Disposition"] = content_disposition_header(True, postmortem_filename(report))
@@ -300,7 +300,7 @@ def markdown_response(report) -> HttpResponse:
 @login_required
 def postmortem_markdown(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk)
-    return markdown_response(postmortem_of(investigation))
+    return markdown_response(postmortem_of(investigation), request)
 
 
 @panel(

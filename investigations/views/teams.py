@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_POST
 
 from investigations.access import is_membership_operator, membership_for_lead, team_for_user
@@ -109,9 +110,12 @@ def _add_or_invite(request: HttpRequest, team, *, username: str, role: str) -> N
     invitation = invitation_create(team=team, invited_by=request.user, username=username, role=role)
     messages.success(
         request,
-        _(
+        ngettext(
             "%(user)s is invited. If there is a user of this name, they join when they accept "
-            "the invitation (within %(days)s days)."
+            "the invitation (within %(days)s day).",
+            "%(user)s is invited. If there is a user of this name, they join when they accept "
+            "the invitation (within %(days)s days).",
+            settings.INVITATION_DAYS,
         )
         % {"user": invitation.username, "days": settings.INVITATION_DAYS},
     )

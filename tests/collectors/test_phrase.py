@@ -5,7 +5,7 @@ import json
 import pytest
 
 from collectors.errors import Unreachable
-from collectors.phrase import Phrase, as_phrase, joined
+from collectors.phrase import Phrase, as_phrase, joined, ngettext_noop
 from collectors.ssh import paramiko_key
 
 
@@ -95,3 +95,24 @@ def test_the_errors_collectors_raise_carry_their_phrase():
 
     assert raised.value.phrase.template == "The stored credential cannot be used: %(error)s"
     assert raised.value.phrase.values["error"].template.startswith("This is not a")
+
+
+def test_a_phrase_that_counts_is_english_in_the_form_of_its_count_and_stored_with_its_plural():
+    forms = ngettext_noop("%(count)s pair", "%(count)s pairs")
+
+    one, three = Phrase(forms, count=1), Phrase(forms, count=3)
+    back = Phrase.from_json(json.loads(json.dumps(three.as_json())))
+
+    assert (one, three, back) == ("1 pair", "3 pairs", "3 pairs")
+    assert three.as_json() == ["%(count)s pair", {"count": 3}, "%(count)s pairs"]
+    assert (back.template, back.plural) == ("%(count)s pair", "%(count)s pairs")
+    assert Phrase("%(count)s pair", count=1).as_json() == ["%(count)s pair", {"count": 1}]
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [["%(count)s pair", {"n": 1}, "%(count)s pairs"], ["%(count)s pair", {"count": 1}, 5]],
+)
+def test_a_stored_phrase_that_counts_needs_its_count_and_a_plural_text(stored):
+    with pytest.raises(ValueError):
+        Phrase.from_json(stored)

@@ -94,7 +94,7 @@ def test_two_imported_wrk_results_make_a_ladder_page_with_both_sides(
     # requests/s: A, B, A/B, the mark (an arrow, and the word for screen readers)
     assert cells[1:5] == ["4,487", "14,320", "0.31", "↓\nworse"]
     assert cells[5:9] == ["2.7", "3.9", "0.71", "↑\nbetter"]  # p99 (ms)
-    assert cells[11:13] == ["0", "8602"]  # errors: B's non-2xx responses
+    assert cells[11:13] == ["0", "8,602"]  # errors: B's non-2xx responses, grouped
 
     # The verdicts, in words.
     verdicts = page.inner_text(".verdicts")

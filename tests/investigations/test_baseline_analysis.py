@@ -15,6 +15,7 @@ from investigations.analysis.baseline import (
     ratio_figure,
     summarise,
     table,
+    verdict_counts,
 )
 
 
@@ -151,3 +152,42 @@ def test_the_chart_draws_how_many_times_better_a_is_from_one():
     assert bars["y"] == ["cpu_1", "sched_pipe"]
     assert bars["customdata"] == [2.0, 0.5] and bars["base"] == 1
     assert bars["x"] == [1.0, -0.5]
+
+
+def repeated(side, values, benchmark="cpu_1", metric="events_per_second"):
+    median, spread = summarise(values)
+    return Measured(
+        side=side,
+        role="service",
+        benchmark=benchmark,
+        metric=metric,
+        status="measured",
+        median=median,
+        spread=spread,
+        values=values,
+    )
+
+
+def test_repetitions_spread_wider_than_the_margin_allows_are_too_noisy_to_judge():
+    """Issue 24 bug 8: "4,910 ±147.6 %" from two repetitions read as impossible, and the
+    row still called the sides about equal."""
+    [row] = table([repeated("a", [1000.0, 8820.0]), repeated("b", [4000.0, 4400.0])])
+
+    assert row.too_noisy and row.verdict is None
+    assert (row.min_a, row.max_a, row.min_b, row.max_b) == (1000.0, 8820.0, 4000.0, 4400.0)
+    assert row.cv_a == pytest.approx(112.6, abs=0.1)
+    assert verdict_counts([row])["too_noisy"] == 1
+    markdown = as_markdown([row])
+    assert "4,910 (1,000–8,820)" in markdown and "too noisy to judge" in markdown
+    assert "±" not in markdown
+    [exported] = list(csv.DictReader(io.StringIO(as_csv([row]))))
+    assert exported["too_noisy"] == "True" and exported["min_a"] == "1000.0"
+    labels = {("cpu_1", "events_per_second", "service"): "sysbench cpu"}
+    figure = ratio_figure([row], labels=labels, title="t", axis="x")
+    assert figure["data"][0]["marker"]["color"] == ["#bdbdbd"]
+
+
+def test_a_gap_wider_than_the_noise_is_still_judged():
+    [row] = table([repeated("a", [100.0, 250.0]), repeated("b", [10000.0, 10100.0])])
+
+    assert row.verdict == "worse" and not row.too_noisy

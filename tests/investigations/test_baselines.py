@@ -1078,3 +1078,32 @@ def test_the_polled_checklist_redraws_when_baseline_results_arrive(personas):
     assert unchanged.status_code == 204
     assert changed.status_code == 200
     assert "side A 0 worse, 1 better, 0 about equal" in changed.content.decode()
+
+
+def test_a_noisy_row_shows_its_range_and_offers_more_repetitions(personas):
+    """Issue 24 bug 8: the page showed "4,910 ±147.6 %" and a verdict."""
+    for side, values in (("a", [1000.0, 8820.0]), ("b", [4000.0, 4400.0])):
+        BaselineResult.objects.create(
+            investigation=personas.investigation,
+            side=personas.investigation.sides.get(key=side),
+            role="service",
+            benchmark="cpu_1",
+            metric="events_per_second",
+            values=values,
+            median=sum(values) / 2,
+            spread=round(100 * (max(values) - min(values)) / (sum(values) / 2), 1),
+        )
+    client = personas.client(personas.viewer)
+
+    page = client.get(f"/investigations/{personas.investigation.pk}/baseline/").content.decode()
+    [item] = (
+        ApiClient(personas.viewer)
+        .get(f"/api/investigations/{personas.investigation.pk}/baseline")
+        .body["items"]
+    )
+
+    assert "±" not in page
+    assert "1,000–8,820" in page and "too noisy to judge" in page
+    assert "#baseline-new" in page
+    assert item["too_noisy"] is True and item["verdict"] is None
+    assert (item["min_a"], item["max_a"], item["cv_b"]) == (1000.0, 8820.0, 6.7)

@@ -15,6 +15,7 @@ from investigations.choices import FindingSeverity
 from investigations.models import Finding, RootCause
 from investigations.models.knowledge import BILINGUAL
 from investigations.selectors.knowledge import (
+    categories_named,
     root_cause_cases,
     root_causes_list,
     search_investigations,
@@ -113,6 +114,28 @@ def test_the_right_entry_comes_first_in_english_and_chinese(personas, capsys):
     with capsys.disabled():
         print("\nKnowledge-base search, the first answer of each query:\n" + table)
     assert all(s == expected == a for _, expected, s, a in rows), table
+
+
+@pytest.mark.parametrize("query", ["网络延迟", "network latency"])
+def test_a_query_about_the_network_finds_the_network_causes_first(personas, query):
+    """Issue 24 bug 12: "网络延迟" ranked "Synchronous logging under a lock" first."""
+    network = set(RootCause.objects.filter(category="network").values_list("slug", flat=True))
+
+    found = [entry.slug for entry in root_causes_list(user=personas.viewer, q=query)]
+    items = ApiClient(personas.viewer).get("/api/root-causes", data={"q": query}).body["items"]
+
+    assert len(network) >= 3
+    assert set(found[: len(network)]) == network
+    assert [item["slug"] for item in items] == found
+    scores = [item["score"] for item in items]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_a_chinese_word_inside_a_longer_one_names_no_category(personas):
+    # "处理" (to process) is half of "处理器" (processor): no CPU entries pushed first.
+    assert categories_named("处理请求慢") == set()
+    assert categories_named("处理器") == {"cpu"}
+    assert categories_named("磁盘写入慢") == {"storage"}
 
 
 @pytest.mark.parametrize("query", NO_MATCH)

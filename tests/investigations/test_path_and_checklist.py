@@ -863,9 +863,7 @@ def test_the_sides_match_step_waits_for_the_facts_of_both_hosts_of_a_pair(person
 
     _store_one_side(personas, host_b, BASE)
     assert is_auto_done(sides_match)
-    assert (
-        fresh(sides_match).evidence == "facts from both hosts of 1 pair(s); 0 finding(s) reviewed"
-    )
+    assert fresh(sides_match).evidence == "facts from both hosts of 1 pair; 0 findings reviewed"
 
 
 def test_the_sides_match_step_reopens_for_an_open_finding_and_closes_when_it_is_reviewed(
@@ -883,9 +881,7 @@ def test_the_sides_match_step_reopens_for_an_open_finding_and_closes_when_it_is_
 
     finding_set_status(finding=finding, user=p.member, status=FindingStatus.DISMISSED)
     assert is_auto_done(sides_match)
-    assert (
-        fresh(sides_match).evidence == "facts from both hosts of 1 pair(s); 1 finding(s) reviewed"
-    )
+    assert fresh(sides_match).evidence == "facts from both hosts of 1 pair; 1 finding reviewed"
 
     finding_set_status(finding=fresh(finding), user=p.member, status=FindingStatus.OPEN)
     assert is_open(sides_match)
@@ -1552,7 +1548,7 @@ def test_editing_a_node_saves_specifications_values_and_hosts(world):
     )
     assert list(lb.hosts_a.all()) == [box]
     assert lb.specs_differ
-    assert "≠ sides differ" in figure_of(response)["data"][0]["text"][0]
+    assert "≠ the sides differ" in figure_of(response)["data"][0]["text"][0]
 
 
 def test_hosts_of_another_team_cannot_be_chosen_on_the_page(world):

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from investigations.analysis.postmortem_markdown import block, inline
+from investigations.analysis.postmortem_markdown import block, inline, postmortem_markdown
 from investigations.choices import EventKind, EvidenceKind, ItemStatus
 from investigations.models import ActionItem, Investigation, Postmortem, TimelineEvent
 from investigations.selectors import checklist_item_by_key
+from investigations.selectors.postmortem import postmortem_of
 from investigations.services.checklist import checklist_item_update
 from investigations.services.investigations import investigation_create
 from investigations.services.knowledge import case_root_cause_confirm, root_cause_create
@@ -124,7 +125,23 @@ def test_until_entries_are_chosen_it_tells_notes_actions_status_and_root_causes(
     page = personas.client(personas.viewer).get(
         f"/investigations/{personas.investigation.pk}/postmortem/"
     )
-    assert "No entries chosen yet" in page.content.decode()
+    assert "told by default" in page.content.decode()
+
+
+def test_the_default_entries_are_not_announced_as_none(personas):
+    """Issue 24 bug 9: "No entries chosen yet" stood above the entries it then listed."""
+    note(personas, "Paged the on-call", ago=timedelta(hours=3))
+    note(personas, "Restarted the pool", ago=timedelta(hours=2))
+    client, path = api("/postmortem", personas)
+    browser = personas.client(personas.viewer)
+
+    page = browser.get(f"/investigations/{personas.investigation.pk}/postmortem/").content.decode()
+    markdown = client.get(path + ".md").content.decode()
+
+    listed = page.index("Restarted the pool")
+    told = page.index("entries are told by default")
+    assert "No entries chosen" not in page and listed < told
+    assert "No entries chosen" not in markdown and "Restarted the pool" in markdown
 
 
 def test_chosen_entries_are_told_in_time_order_with_their_authors(personas):
@@ -217,9 +234,30 @@ def test_root_causes_come_with_their_evidence_named_and_linked(personas):
     assert "Root cause confirmed: CPU governor on powersave" in [
         e["summary"] for e in body["timeline"]
     ]
-    markdown = client.get(path + ".md").content.decode()
-    assert f"[Ladder #{ladder.pk}](<http://127.0.0.1:8000/ladders/{ladder.pk}/>)" in markdown
-    assert "### [CPU governor on powersave](<http://127.0.0.1:8000/knowledge/" in markdown
+    markdown = client.get(path + ".md", HTTP_HOST="127.0.0.1:8811").content.decode()
+    assert f"[Ladder #{ladder.pk}](<http://127.0.0.1:8811/ladders/{ladder.pk}/>)" in markdown
+    assert "### [CPU governor on powersave](<http://127.0.0.1:8811/knowledge/" in markdown
+
+
+def test_the_markdown_links_go_where_the_app_is_reached(personas, settings):
+    """Issue 24 bug 4: the links pointed to port 8000 while the app ran on 8811."""
+    ladder = import_ladder(personas)
+    postmortem_update(investigation=personas.investigation, user=personas.member, summary="x")
+    browser = personas.client(personas.viewer)
+    page = f"/investigations/{personas.investigation.pk}/postmortem.md"
+    ladder_path = f"/ladders/{ladder.pk}/"
+
+    settings.BASE_URL = ""
+    by_request = browser.get(page, HTTP_HOST="127.0.0.1:8811").content.decode()
+    without_request = postmortem_markdown(postmortem_of(personas.investigation))
+    settings.BASE_URL = "https://perfcase.example.org"
+    configured = browser.get(page, HTTP_HOST="127.0.0.1:8811").content.decode()
+
+    assert f"(<http://127.0.0.1:8811{ladder_path}>)" in by_request
+    assert ":8000" not in by_request and "PERFCASE_BASE_URL" not in by_request
+    assert f"(<{ladder_path}>)" in without_request
+    assert "PERFCASE_BASE_URL is not set" in without_request
+    assert f"(<https://perfcase.example.org{ladder_path}>)" in configured
 
 
 def test_evidence_deleted_since_is_still_named(personas):
@@ -706,7 +744,7 @@ def test_the_picker_chooses_entries_and_none_goes_back_to_the_default(personas):
 
     assert picked.status_code == 200
     assert Postmortem.objects.get().events == [chosen.pk]
-    assert "No entries chosen yet" not in picked.content.decode()
+    assert "told by default" not in picked.content.decode()
     refused = browser.post(
         url, {"section": "events", "events": ["12x"]}, headers={"HX-Request": "true"}
     )

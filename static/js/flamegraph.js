@@ -259,6 +259,9 @@
         lines.push(escapeHtml(fill(texts.textShare, {percent: percent(node.width), self: percent(node.self)})));
         if (node.samples !== null && node.samples !== undefined) {
           lines.push(escapeHtml(fill(texts.textSamples, {count: countFormat.format(node.samples)})));
+        } else if (texts.textWeight && node.weight !== null && node.weight !== undefined) {
+          // A folded file of weights: say what they are, not "samples".
+          lines.push(escapeHtml(fill(texts.textWeight, {count: numberFormat.format(node.weight)})));
         }
       }
       if (node.name === OTHER) lines.push(escapeHtml(fill(texts.textOther, {threshold: threshold})));

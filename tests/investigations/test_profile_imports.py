@@ -142,3 +142,25 @@ def test_the_import_form_recognises_the_format_by_default(personas):
     )
     assert answer.status_code == 302, answer.content.decode()[:2000]
     assert Profile.objects.get().format == "perf-script"
+
+
+def test_the_import_form_says_beside_its_field_what_a_wrong_file_is(personas):
+    client = personas.client(personas.member)
+    answer = client.post(
+        reverse("profile_import", args=[personas.investigation.pk]),
+        {
+            "profile-side": "a",
+            "profile-format": "auto",
+            "profile-file": [
+                SimpleUploadedFile(
+                    "trace.pcap", (CAPTURES / "keepalive-pauses-ethernet.pcap").read_bytes()
+                )
+            ],
+        },
+        HTTP_HX_REQUEST="true",
+    )
+    assert answer.status_code == 400
+    page = answer.content.decode()
+    assert "trace.pcap: this is not a profile in any format read here; it looks like a " in page
+    assert "packet capture (pcap)" in page
+    assert not Profile.objects.exists()

@@ -2,7 +2,7 @@
 recorded it, and the printing that stackcollapse-perf.pl does (`sort keys`, `stack count`)."""
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 # Why a record was skipped: the keys of FoldedProfile.skipped.
@@ -11,6 +11,10 @@ UNTERMINATED = "unterminated sample"  # the last sample, with no blank line afte
 UNRECOGNIZED = "unrecognized line"  # lines that are neither a header nor a frame
 OUTSIDE_SAMPLE = "frame outside a sample"  # frame lines after a blank line, before a header
 EMPTY_STACK = "empty stack"  # folded lines with a count but no frame (py-spy, async-profiler)
+
+# The suffix of kernel frames (stackcollapse-perf.pl --kernel or --all, async-profiler's
+# --annotate).
+KERNEL_FRAME = "_[k]"
 
 # Perl adds whole numbers as unsigned 64-bit integers and falls back to a double beyond.
 UV_LIMIT = 1 << 64
@@ -42,6 +46,12 @@ def utf8_bytes(text: str) -> bytes:
     except UnicodeEncodeError:
         # A lone surrogate that no byte produced: only a str made by hand has one.
         return text.encode("utf-8", "surrogatepass")
+
+
+def kernel_frames_seen(stacks: Iterable[str]) -> bool:
+    """Whether a frame of these folded stacks is marked as the kernel's: then the profile
+    has kernel stacks, whatever else is known of the host."""
+    return any(KERNEL_FRAME + ";" in stack or stack.endswith(KERNEL_FRAME) for stack in stacks)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id
 from investigations.choices import ProfileFormat
 from investigations.models import Profile
-from investigations.selectors.profiles import profile_get, profiles_for
+from investigations.selectors.profiles import profile_counts, profile_get, profiles_for
 from investigations.services.profiles import profile_import, profile_uploads_read
 
 router = Router(tags=["profiles"])
@@ -40,6 +40,12 @@ class ProfileOut(Schema):
     event: str
     samples: int = Field(description="plain sample count")
     weight: float = Field(description="the samples weighted by perf's period, as folded")
+    counts: str = Field(
+        description="what samples and weight count: 'samples' (samples is the sample count; "
+        "weight the samples weighted by period, or a folded file's counts), 'period' (a "
+        "folded file whose counts are events weighted by period: samples is 0), 'weights' "
+        "(a folded file of fractional counts: samples is 0)"
+    )
     stacks: int = Field(alias="stack_count", description="distinct stacks")
     collection: int | None = None
     collected_at: datetime
@@ -47,6 +53,10 @@ class ProfileOut(Schema):
     @staticmethod
     def resolve_host_name(obj) -> str | None:
         return obj.host.name if obj.host else None
+
+    @staticmethod
+    def resolve_counts(obj) -> str:
+        return profile_counts(obj)
 
     @staticmethod
     def resolve_collection(obj) -> int | None:

@@ -3,6 +3,7 @@ the rules and the differential view compare."""
 
 from django.db.models import QuerySet
 
+from collectors.stacks.profile import kernel_frames_seen
 from investigations.models import Investigation, Profile
 from investigations.selectors.evidence_pairs import (
     EvidencePair,
@@ -35,3 +36,26 @@ def profile_pairs(*, investigation: Investigation) -> list[EvidencePair]:
 def ladder_profiles(*, ladder) -> list[Profile]:
     """The profiles taken during the ladder's steps, by step; each with `step` (from 1)."""
     return ladder_rows(rows=Profile.objects.all(), ladder=ladder)
+
+
+# What a profile's counts are (profile_counts): plain samples (a perf script, or a folded
+# file of samples), events weighted by each sample's period (a folded file as
+# stackcollapse-perf.pl writes it, whole counts too large to be samples), or fractional
+# weights (a scaled or normalised folded file).
+SAMPLES, PERIOD, WEIGHTS = "samples", "period", "weights"
+
+
+def profile_counts(profile: Profile) -> str:
+    """SAMPLES, PERIOD or WEIGHTS: what the profile's numbers count (the services store
+    no sample count when a file's counts were weights, see counts_are_periods)."""
+    if profile.samples or not profile.weight:
+        return SAMPLES
+    return PERIOD if float(profile.weight).is_integer() else WEIGHTS
+
+
+def profile_kernel_stacks(profile: Profile, weights) -> bool | None:
+    """Whether the profile has kernel stacks: what the host's check said, or frames marked
+    `_[k]` among its stacks (an import, or a profile stored before they were looked for)."""
+    if profile.kernel_stacks or kernel_frames_seen(weights):
+        return True
+    return profile.kernel_stacks

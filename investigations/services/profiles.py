@@ -3,7 +3,8 @@ rules re-run over every pair's newest profiles and the checklist's profiling ste
 
 import gzip
 import json
-from dataclasses import dataclass
+import statistics
+from dataclasses import dataclass, replace
 
 from django.core.exceptions import ValidationError
 from django.core.files.base import ContentFile
@@ -20,10 +21,12 @@ from collectors.stacks import (
     parse_folded,
     parse_py_spy,
 )
+from collectors.stacks.profile import kernel_frames_seen
+from collectors.stacks.recognise import EXPECTED, Recognised, recognise
 from investigations.analysis.profile_rules import evaluate_profiles
 from investigations.choices import EventKind, ProfileFormat
 from investigations.models import CollectionTarget, Host, Investigation, Profile
-from investigations.phrases import message_of
+from investigations.phrases import message_of, translate
 from investigations.selectors.profiles import profile_pairs
 from investigations.services.checklist import checklist_refresh
 from investigations.services.findings import PairVerdicts, findings_record
@@ -39,6 +42,13 @@ PARSERS = {
     ProfileFormat.ASYNC_PROFILER: parse_async_profiler,
     ProfileFormat.PY_SPY: parse_py_spy,
 }
+# The format "recognise it from the file" (the import form's default): each file's own.
+AUTO = "auto"
+# A folded line's count does not say what it counts. stackcollapse-perf.pl adds each
+# sample's period (about 10 million a sample for cpu-clock at 99 Hz, as much for cycles);
+# profilers that count samples reach a few hundred on a typical stack. A typical (median)
+# stack weighing more than this is events weighted by period, not samples.
+PERIOD_WEIGHTS_FROM = 10_000
 
 
 @dataclass
@@ -54,6 +64,14 @@ class ProfileResult:
 def _stacks_file(folded: FoldedProfile) -> ContentFile:
     data = {"weights": folded.weights, "samples": folded.samples}
     return ContentFile(gzip.compress(json.dumps(data).encode(), compresslevel=6))
+
+
+def counts_are_periods(folded: FoldedProfile) -> bool:
+    """Whether a folded file's whole counts are events weighted by period (as
+    stackcollapse-perf.pl writes them) rather than samples: see PERIOD_WEIGHTS_FROM."""
+    if not folded.weights or not folded.has_samples:
+        return False
+    return statistics.median(folded.weights.values()) >= PERIOD_WEIGHTS_FROM
 
 
 def _profile(folded: FoldedProfile, **fields) -> Profile:
@@ -93,7 +111,7 @@ def profile_store(
         seconds=request.seconds,
         frequency=request.frequency,
         call_graph=request.call_graph,
-        kernel_stacks=check.kernel_stacks,
+        kernel_stacks=check.kernel_stacks or kernel_frames_seen(result.folded.weights),
     )
     artifact_store(target=target, captured=result.captured)
     return profile
@@ -109,12 +127,14 @@ def profile_import(
     files: list[tuple[str, bytes]],
     host: Host | None = None,
 ) -> list[Profile]:
-    """Profiles made elsewhere, onto a side: one profile a file, all or nothing. A file that
-    does not parse is refused with its name, the line and what was expected."""
+    """Profiles made elsewhere, onto a side: one profile a file, all or nothing. With the
+    format AUTO each file's format is recognised from what it holds. A file that does not
+    parse is refused with its name and, when it is another format (or no profile at all),
+    which one it is; else with the line and what was expected."""
     errors = {}
     if side_key not in ("a", "b"):
         errors["side"] = _("Choose side a or b.")
-    if format not in PARSERS:
+    if format not in PARSERS and format != AUTO:
         errors["format"] = _("Choose one of: %(choices)s.") % {"choices": ", ".join(PARSERS)}
     if not files:
         errors["file"] = _("Choose a profile file.")
@@ -129,25 +149,44 @@ def profile_import(
     for name, content in files:
         if len(content) > MAX_IMPORT_BYTES:
             raise too_large(name, MAX_IMPORT_BYTES)
+        recognised = recognise(content)
+        chosen = recognised.format if format == AUTO else format
+        if chosen is None:
+            raise ValidationError({"file": _not_this_format(name, format, recognised)})
         try:
-            folded = PARSERS[format](content)
+            folded = PARSERS[chosen](content)
         except ValueError as error:
-            raise ValidationError({"file": f"{name}: {message_of(error)}"}) from None
+            raise ValidationError(
+                {
+                    "file": _not_this_format(name, chosen, recognised)
+                    or f"{name}: {message_of(error)}"
+                }
+            ) from None
         if not folded.weights:
-            raise ValidationError({"file": _("%(file)s: no stacks in the file.") % {"file": name}})
-        parsed.append((name, folded))
+            raise ValidationError(
+                {
+                    "file": _not_this_format(name, chosen, recognised)
+                    or _("%(file)s: no stacks in the file.") % {"file": name}
+                }
+            )
+        if chosen == ProfileFormat.FOLDED and counts_are_periods(folded):
+            folded = replace(folded, samples={})
+        parsed.append((name, chosen, folded))
     profiles = [
         _profile(
             folded,
             investigation=investigation,
             side=side,
             host=host,
-            format=format,
+            format=chosen,
             name=name[:200],
             created_by=user,
+            # Only a profile's frames tell: None (not known) unless kernel frames are there.
+            kernel_stacks=True if kernel_frames_seen(folded.weights) else None,
         )
-        for name, folded in parsed
+        for name, chosen, folded in parsed
     ]
+    formats = list(dict.fromkeys(chosen for _name, chosen, _folded in parsed))
     timeline_event_log(
         investigation=investigation,
         kind=EventKind.COLLECTION,
@@ -157,15 +196,37 @@ def profile_import(
                 "Imported %(count)s %(format)s profiles onto side %(side)s: %(files)s",
             ),
             count=len(profiles),
-            format=label_phrase(ProfileFormat(format).label),
+            format=", ".join(label_phrase(ProfileFormat(chosen).label) for chosen in formats),
             side=side_key.upper(),
-            files=", ".join(name for name, _folded in parsed),
+            files=", ".join(name for name, _chosen, _folded in parsed),
         ),
         author=user,
         details={"profiles": [profile.pk for profile in profiles]},
     )
     profile_refresh(investigation=investigation)
     return profiles
+
+
+def _not_this_format(name: str, chosen: str, recognised: Recognised) -> str | None:
+    """Why a file cannot be read as `chosen`, when what it holds says: it is another
+    profile format, or no profile at all. None when it looks like `chosen` (then the
+    parser's own message, with its line, says more)."""
+    if recognised.format is None:
+        return _(
+            "%(file)s: this is not a profile in any format read here; it looks like "
+            "%(looks_like)s. %(expected)s"
+        ) % {
+            "file": name,
+            "looks_like": translate(recognised.looks_like),
+            "expected": translate(Phrase(EXPECTED)),
+        }
+    if recognised.format == chosen:
+        return None
+    return _("%(file)s: this is %(found)s, not %(chosen)s: import it as “%(found)s”.") % {
+        "file": name,
+        "found": ProfileFormat(recognised.format).label,
+        "chosen": ProfileFormat(chosen).label,
+    }
 
 
 def profile_refresh(*, investigation: Investigation) -> None:

@@ -16,7 +16,13 @@ from investigations.choices import Role
 from investigations.forms.collections import start_ids
 from investigations.forms.profiles import ProfileImportForm
 from investigations.runs.profile import ProfileParameters
-from investigations.selectors.profiles import profile_get, profile_pairs, profiles_for
+from investigations.selectors.profiles import (
+    profile_counts,
+    profile_get,
+    profile_kernel_stacks,
+    profile_pairs,
+    profiles_for,
+)
 from investigations.services.profiles import profile_import, profile_uploads_read
 from investigations.views.evidence_items import item_or_404, requested_pair
 from investigations.views.forms import on_case, submit
@@ -73,6 +79,7 @@ def profile_detail(request: HttpRequest, pk: int, profile_id: int) -> HttpRespon
     investigation = investigation_for_user(request.user, pk)
     profile = _profile_or_404(investigation, profile_id)
     artifact = profile.target.artifacts.first() if profile.target_id else None
+    folded = _folded(profile)
     return render(
         request,
         "investigations/profile_detail.html",
@@ -84,7 +91,9 @@ def profile_detail(request: HttpRequest, pk: int, profile_id: int) -> HttpRespon
             "raw_url": reverse("artifact_download", args=[artifact.pk]) if artifact else None,
             "diff_choices": [p for p in profiles_for(investigation=investigation) if p != profile],
             "diff_url": reverse("profile_diff", args=[pk]),
-            "functions": function_shares(_folded(profile))[:TOP_FUNCTIONS],
+            "functions": function_shares(folded)[:TOP_FUNCTIONS],
+            "counts": profile_counts(profile),
+            "kernel_stacks": profile_kernel_stacks(profile, folded.weights),
         },
     )
 

@@ -5,6 +5,13 @@
 // trace with base= took 2.8 s.) The JSON already merged the frames too narrow to see, so
 // a graph is at most a few thousand bars.
 //
+// The graph is as tall as its deepest stack, but it is shown in a viewport of bounded
+// height (.flame-viewport, see perfcase.css) that scrolls: one rare 128-frame stack must
+// not push the wide frames people came for below a screen of blank. As flamegraph.pl draws
+// it, the root is at the bottom, so each draw scrolls the viewport to the bottom: the
+// root and the widest frames are in view, deep stacks are a scroll up (speedscope keeps
+// the same fixed viewport).
+//
 // A search box highlights the frames whose name contains the text (the others dim) and
 // says what share of the profile they take; a click on a frame zooms into it; the options
 // form (threshold, and for the diff shape and measure) fetches the JSON again.
@@ -88,6 +95,7 @@
     this.texts = root.dataset;
     this.diff = root.dataset.flameKind === "diff";
     this.chart = root.querySelector(".flame-chart");
+    this.viewport = root.querySelector(".flame-viewport");
     this.status = root.querySelector(".flame-status");
     this.note = root.querySelector(".flame-note");
     this.search = root.querySelector(".flame-search");
@@ -144,7 +152,7 @@
     var resized = null;
     window.addEventListener("resize", function () {
       clearTimeout(resized);
-      resized = setTimeout(function () { if (self.data) self.draw(); }, 200);
+      resized = setTimeout(function () { if (self.data) self.draw(true); }, 200);
     });
   };
 
@@ -222,7 +230,6 @@
       open.push(i);
     }
     while (open.length) this.end[open.pop()] = count;
-    this.deepest = nodes.reduce(function (deepest, node) { return Math.max(deepest, node.depth); }, 0);
     var scale = 0;
     if (this.diff) {
       for (var j = 1; j < count; j++) scale = Math.max(scale, Math.abs(nodes[j].delta));
@@ -252,6 +259,9 @@
         lines.push(escapeHtml(fill(texts.textShare, {percent: percent(node.width), self: percent(node.self)})));
         if (node.samples !== null && node.samples !== undefined) {
           lines.push(escapeHtml(fill(texts.textSamples, {count: countFormat.format(node.samples)})));
+        } else if (texts.textWeight && node.weight !== null && node.weight !== undefined) {
+          // A folded file of weights: say what they are, not "samples".
+          lines.push(escapeHtml(fill(texts.textWeight, {count: numberFormat.format(node.weight)})));
         }
       }
       if (node.name === OTHER) lines.push(escapeHtml(fill(texts.textOther, {threshold: threshold})));
@@ -322,14 +332,20 @@
   };
 
   // Draws the zoomed node and what is above it: bars outside it are left out rather than
-  // clipped, so a zoom into a small frame also draws faster.
-  Flame.prototype.draw = function () {
+  // clipped, so a zoom into a small frame also draws faster. The viewport then shows the
+  // bottom rows (the zoomed frame and the widest above it), unless `keep` asks to stay
+  // where the reader scrolled to (a resize).
+  Flame.prototype.draw = function (keep) {
     var self = this, nodes = this.data.nodes, zoom = nodes[this.zoom];
     var from = this.zoom, to = this.end[this.zoom];
     var pixels = (this.chart.clientWidth || 800) / (zoom.width || 100);
     var x = [], base = [], y = [], text = [], index = [];
+    var deepest = zoom.depth;
+    var viewport = this.viewport;
+    var fromBottom = keep && viewport ? viewport.scrollHeight - viewport.scrollTop : 0;
     for (var i = from; i < to; i++) {
       var node = nodes[i];
+      if (node.depth > deepest) deepest = node.depth;
       x.push(node.width);
       base.push(node.start);
       y.push(node.depth);
@@ -351,7 +367,8 @@
         solidity: 0.3,
       };
     }
-    var rows = this.deepest + 1;
+    // As many rows as the drawn subtree has (a zoom into a shallow frame needs fewer).
+    var rows = deepest - zoom.depth + 1;
     var trace = {
       type: "bar",
       orientation: "h",
@@ -389,6 +406,9 @@
     var started = performance.now();
     this.root.setAttribute("aria-busy", "true");
     return Plotly.react(this.chart, [trace], layout, config).then(function () {
+      if (viewport) {
+        viewport.scrollTop = fromBottom ? viewport.scrollHeight - fromBottom : viewport.scrollHeight;
+      }
       // Until the next frame is on the screen: plotly's work, then the browser's layout and
       // paint of the bars.
       return new Promise(function (resolve) {

@@ -311,3 +311,86 @@ def test_a_profile_of_twenty_thousand_stacks_draws(personas, sign_in, screenshot
     assert "of the profile" in page.inner_text(".flame-share")
     screenshot(page, "profile-flame-20000-stacks")
     assert problems == []
+
+
+# One sample of 128 frames among 716 (the issue's profile): drawn whole, the graph is
+# 129 rows (2,326 px) tall, and the frames that matter are its bottom three rows.
+DEEP_STACK = "svc;" + ";".join(f"deep_{depth}" for depth in range(1, 128)) + " 1\n"
+HOT = "svc;main;hot_loop 600\nsvc;main;parse 115\n"
+
+
+def viewport_state(page) -> dict:
+    return page.evaluate(
+        """() => {
+          const viewport = document.querySelector('.flame-viewport');
+          const box = viewport.getBoundingClientRect();
+          return {top: box.top, bottom: box.bottom, height: box.height,
+                  scrollHeight: viewport.scrollHeight, clientHeight: viewport.clientHeight,
+                  scrollTop: viewport.scrollTop, window: window.innerHeight};
+        }"""
+    )
+
+
+def bar_box(page, name: str) -> dict:
+    """Where the bar labelled `name` is now, without scrolling anything to it."""
+    index = page.eval_on_selector_all(
+        ".flame-chart .bars .point",
+        "(points, name) => points.findIndex(p => p.textContent === name)",
+        name,
+    )
+    assert index >= 0, f"no bar labelled {name}"
+    return page.locator(".flame-chart .bars .point path").nth(index).bounding_box()
+
+
+def assert_the_hot_frames_show_first(page, bars: int, screenshot, name: str) -> None:
+    state = drawn(page)
+    assert int(state["bars"]) == bars
+    # The page scrolled to the graph, as the table's links and a reader do.
+    page.evaluate("() => document.querySelector('.flame-viewport').scrollIntoView({block: 'end'})")
+    view = viewport_state(page)
+    # The viewport is bounded and scrolls; it starts at the bottom, where the root is.
+    assert view["height"] <= 0.6 * view["window"] + 1, view
+    assert view["scrollHeight"] > 2000 > view["clientHeight"], view
+    assert view["scrollTop"] + view["clientHeight"] >= view["scrollHeight"] - 1, view
+    for frame in ("hot_loop", "main", "svc"):
+        box = bar_box(page, frame)
+        assert view["top"] <= box["y"] and box["y"] + box["height"] <= view["bottom"] + 1, (
+            frame,
+            box,
+            view,
+        )
+        assert 0 <= box["y"] and box["y"] + box["height"] <= view["window"], (frame, box)
+    screenshot(page, name)
+    # The deep stack is there, a scroll up.
+    page.evaluate("() => { document.querySelector('.flame-viewport').scrollTop = 0; }")
+    top = min(
+        page.eval_on_selector_all(
+            ".flame-chart .bars .point path",
+            "paths => paths.map(p => p.getBoundingClientRect().top)",
+        )
+    )
+    view = viewport_state(page)
+    assert view["top"] - 1 <= top <= view["bottom"], (top, view)
+
+
+def test_a_rare_deep_stack_leaves_the_hot_frames_in_view(
+    personas, sign_in, screenshot, live_server
+):
+    profile = imported(personas, "a", "deep.folded", HOT + DEEP_STACK)
+    other = imported(personas, "b", "deep-b.folded", HOT.replace("600", "500") + DEEP_STACK)
+    page = sign_in(personas.member)
+    problems = watch_console(page)
+    case = f"{live_server.url}/investigations/{personas.investigation.pk}"
+    page.goto(f"{case}/profiles/{profile.pk}/")
+    # all, svc, main, hot_loop, parse, 127 deep frames.
+    assert_the_hot_frames_show_first(page, 132, screenshot, "profile-flame-deep-stack")
+
+    # A zoom into a shallow frame draws only its rows: nothing to scroll.
+    page.mouse.click(*bar_centre(page, "main"))
+    page.wait_for_selector(".flame[data-bars='3']:not([aria-busy])")
+    view = viewport_state(page)
+    assert view["scrollHeight"] <= view["clientHeight"] + 1, view
+
+    page.goto(f"{case}/profiles/diff/?a={profile.pk}&b={other.pk}")
+    assert_the_hot_frames_show_first(page, 132, screenshot, "profile-diff-deep-stack")
+    assert problems == []

@@ -73,7 +73,8 @@ def investigation_for_user(user, pk: int, role: str = Role.VIEWER) -> Investigat
 
 
 def host_for_user(user, pk: int, role: str = Role.VIEWER) -> Host:
-    return _for_user(Host.objects.select_related("team", "credential", "jump_host"), pk, user, role)
+    hosts = Host.objects.select_related("team", "credential", "jump_host", "job")
+    return _for_user(hosts, pk, user, role)
 
 
 def credential_for_user(user, pk: int, role: str = Role.VIEWER) -> Credential:

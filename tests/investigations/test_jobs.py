@@ -13,9 +13,8 @@ from investigations.choices import (
     ScanStatus,
     TargetStatus,
 )
-from investigations.jobs.sweeper import overdue_rules, sweep
-from investigations.models import Capture, CollectionTarget, Host, LadderSide
-from investigations.selectors.inventory import scan_seconds
+from investigations.jobs.sweeper import job_kinds, overdue_rules, sweep
+from investigations.models import Capture, CollectionTarget, Job, LadderSide
 from investigations.services.captures import capture_import
 from investigations.services.collections import collection_request
 from investigations.services.hostkeys import host_key_scan_request
@@ -29,8 +28,8 @@ pytestmark = pytest.mark.django_db
 AGO = timedelta(seconds=1)
 
 
-def test_every_kind_of_job_has_an_overdue_rule_the_sweep_finds_by_itself():
-    assert set(overdue_rules()) == {
+def test_every_kind_of_job_is_known_to_the_sweep_by_itself():
+    assert set(job_kinds()) | set(overdue_rules()) == {
         "capture_analysis",
         "collection_target",
         "host_key_scan",
@@ -70,10 +69,8 @@ def test_one_sweep_fails_overdue_work_of_every_kind(
     host = host_create(
         team=personas.team, name="scanned", address="192.0.2.1", port=22, username="p"
     )
-    host_key_scan_request(host=host)
-    Host.objects.filter(pk=host.pk).update(
-        scan_requested_at=timezone.now() - timedelta(seconds=scan_seconds() + 31)
-    )
+    host = host_key_scan_request(host=host)
+    Job.objects.filter(pk=host.job_id).update(deadline_at=timezone.now() - AGO)
 
     with django_capture_on_commit_callbacks(execute=True):
         failed = sweep()
@@ -92,20 +89,20 @@ def test_one_sweep_fails_overdue_work_of_every_kind(
         LadderStatus.FAILED
     }
     assert Capture.objects.get(pk=capture.pk).status == CaptureStatus.FAILED
-    host.refresh_from_db()
-    assert host.scan_status == ScanStatus.FAILED
-    assert "no worker finished the scan in time" in host.scan_error
+    host.job.refresh_from_db()
+    assert host.job.status == ScanStatus.FAILED
+    assert "no worker finished the scan in time" in host.job.error
 
 
 def test_the_sweep_leaves_work_within_its_deadline(personas):
     host = host_create(
         team=personas.team, name="scanned", address="192.0.2.1", port=22, username="p"
     )
-    host_key_scan_request(host=host)
+    host = host_key_scan_request(host=host)
 
     assert set(sweep().values()) == {0}
-    host.refresh_from_db()
-    assert host.scan_status == ScanStatus.SCANNING
+    host.job.refresh_from_db()
+    assert host.job.status == ScanStatus.SCANNING
 
 
 def test_an_analysis_no_worker_began_has_a_deadline_from_its_import(personas):

@@ -1,0 +1,92 @@
+"""The migrations that move each kind of background work onto Job carry existing rows over:
+a database that holds rows of each kind, migrated forward, reads as it did."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+
+APP = "investigations"
+BEFORE = "0021_target_timings"
+AFTER = "0022_jobs"
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def migrate(target: str):
+    """The database migrated to `target`; the historical models' registry there."""
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate([(APP, target)])
+    executor.loader.build_graph()
+    return executor.loader.project_state([(APP, target)]).apps
+
+
+@pytest.fixture
+def before():
+    """The apps registry at BEFORE; the latest schema again afterwards."""
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes(APP)
+    yield migrate(BEFORE)
+    MigrationExecutor(connection).migrate(latest)
+
+
+def rows_of_each_kind(apps) -> dict:
+    """A team's hosts: one never scanned, one scanning, one whose scan failed with a phrase,
+    one done."""
+    Team = apps.get_model(APP, "Team")
+    Host = apps.get_model(APP, "Host")
+    team = Team.objects.create(name="migrated")
+    asked = timezone.now() - timedelta(seconds=5)
+
+    def host(name, **scan):
+        return Host.objects.create(
+            team=team, name=name, address="192.0.2.1", username="p", **scan
+        ).pk
+
+    return {
+        "never": host("never"),
+        "scanning": host("scanning", scan_status="scanning", scan_requested_at=asked),
+        "failed": host(
+            "failed",
+            scan_status="failed",
+            scan_error="Cannot reach 192.0.2.1.",
+            scan_requested_at=asked,
+            phrases={"scan_error": ["Cannot reach %(address)s.", {"address": "192.0.2.1"}]},
+        ),
+        "done": host("done", scan_status="done", scan_requested_at=asked),
+        "asked": asked,
+    }
+
+
+def test_host_key_scans_move_onto_jobs_and_back(before):
+    rows = rows_of_each_kind(before)
+
+    apps = migrate(AFTER)
+    Host = apps.get_model(APP, "Host")
+    hosts = {host.name: host for host in Host.objects.select_related("job")}
+    assert hosts["never"].job is None
+    scanning = hosts["scanning"].job
+    assert (scanning.kind, scanning.object_id, scanning.status) == (
+        "host_key_scan",
+        rows["scanning"],
+        "scanning",
+    )
+    assert scanning.created_at == rows["asked"]
+    assert scanning.deadline_at > rows["asked"]  # the scan's time and the grace
+    failed = hosts["failed"].job
+    assert (failed.status, failed.error) == ("failed", "Cannot reach 192.0.2.1.")
+    assert failed.phrases == {"error": ["Cannot reach %(address)s.", {"address": "192.0.2.1"}]}
+    assert hosts["done"].job.status == "done"
+
+    apps = migrate(BEFORE)
+    Host = apps.get_model(APP, "Host")
+    back = {host.name: host for host in Host.objects.all()}
+    assert back["never"].scan_status == ""
+    assert (back["failed"].scan_status, back["failed"].scan_error) == (
+        "failed",
+        "Cannot reach 192.0.2.1.",
+    )
+    assert back["failed"].phrases["scan_error"][0] == "Cannot reach %(address)s."
+    assert back["scanning"].scan_requested_at == rows["asked"]

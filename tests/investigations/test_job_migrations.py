@@ -10,7 +10,7 @@ from django.utils import timezone
 
 APP = "investigations"
 BEFORE = "0021_target_timings"
-AFTER = "0022_jobs"
+AFTER = "0023_webhook_jobs"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -45,7 +45,32 @@ def rows_of_each_kind(apps) -> dict:
             team=team, name=name, address="192.0.2.1", username="p", **scan
         ).pk
 
+    Delivery = apps.get_model(APP, "WebhookDelivery")
+    claimed = timezone.now() - timedelta(seconds=3)
+    delivered = Delivery.objects.create(
+        team=team,
+        url="https://hooks.example.com/a",
+        payload={"text": "a"},
+        status="delivered",
+        attempts=2,
+        claimed_at=claimed,
+        finished_at=timezone.now(),
+    )
+    failed = Delivery.objects.create(
+        team=team,
+        url="https://hooks.example.com/b",
+        payload={"text": "b"},
+        status="failed",
+        attempts=1,
+        last_error="The webhook answered HTTP 404.",
+        finished_at=timezone.now(),
+    )
+    pending = Delivery.objects.create(
+        team=team, url="https://hooks.example.com/c", payload={"text": "c"}
+    )
     return {
+        "deliveries": (delivered.pk, failed.pk, pending.pk),
+        "claimed": claimed,
         "never": host("never"),
         "scanning": host("scanning", scan_status="scanning", scan_requested_at=asked),
         "failed": host(
@@ -58,6 +83,36 @@ def rows_of_each_kind(apps) -> dict:
         "done": host("done", scan_status="done", scan_requested_at=asked),
         "asked": asked,
     }
+
+
+def test_webhook_deliveries_move_onto_jobs_and_back(before):
+    rows = rows_of_each_kind(before)
+    delivered, failed, pending = rows["deliveries"]
+
+    apps = migrate(AFTER)
+    Delivery = apps.get_model(APP, "WebhookDelivery")
+    jobs = {d.pk: d.job for d in Delivery.objects.select_related("job")}
+    assert (jobs[delivered].kind, jobs[delivered].object_id) == ("webhook_delivery", delivered)
+    assert (jobs[delivered].status, jobs[delivered].attempts) == ("delivered", 2)
+    assert jobs[delivered].began_at == rows["claimed"]
+    assert jobs[delivered].finished_at is not None
+    assert (jobs[failed].status, jobs[failed].error) == (
+        "failed",
+        "The webhook answered HTTP 404.",
+    )
+    assert (jobs[pending].status, jobs[pending].attempts, jobs[pending].deadline_at) == (
+        "pending",
+        0,
+        None,
+    )
+
+    apps = migrate(BEFORE)
+    Delivery = apps.get_model(APP, "WebhookDelivery")
+    back = {d.pk: d for d in Delivery.objects.all()}
+    assert (back[delivered].status, back[delivered].attempts) == ("delivered", 2)
+    assert back[delivered].claimed_at == rows["claimed"]
+    assert back[failed].last_error == "The webhook answered HTTP 404."
+    assert back[pending].status == "pending"
 
 
 def test_host_key_scans_move_onto_jobs_and_back(before):

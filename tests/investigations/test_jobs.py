@@ -34,6 +34,7 @@ def test_every_kind_of_job_is_known_to_the_sweep_by_itself():
         "collection_target",
         "host_key_scan",
         "ladder_side",
+        "webhook_delivery",
     }
 
 
@@ -81,6 +82,7 @@ def test_one_sweep_fails_overdue_work_of_every_kind(
         "collection_target": 1,
         "host_key_scan": 1,
         "ladder_side": 2,
+        "webhook_delivery": 0,
     }
     assert set(again.values()) == {0}
     target.refresh_from_db()

@@ -113,7 +113,7 @@ def capture_for_user(user, pk: int, role: str = Role.VIEWER):
     from investigations.models import Capture
 
     return _for_user(
-        Capture.objects.select_related("investigation", "host", "side"), pk, user, role
+        Capture.objects.select_related("investigation", "host", "side", "job"), pk, user, role
     )
 
 

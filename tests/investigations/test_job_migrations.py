@@ -10,7 +10,7 @@ from django.utils import timezone
 
 APP = "investigations"
 BEFORE = "0021_target_timings"
-AFTER = "0023_webhook_jobs"
+AFTER = "0024_capture_jobs"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -68,7 +68,42 @@ def rows_of_each_kind(apps) -> dict:
     pending = Delivery.objects.create(
         team=team, url="https://hooks.example.com/c", payload={"text": "c"}
     )
+    Investigation = apps.get_model(APP, "Investigation")
+    Side = apps.get_model(APP, "Side")
+    Capture = apps.get_model(APP, "Capture")
+    investigation = Investigation.objects.create(team=team, title="migrated")
+    side = Side.objects.create(investigation=investigation, key="a", label="A")
+    due = timezone.now() + timedelta(minutes=30)
+
+    def capture(name, **analysis):
+        return Capture.objects.create(
+            investigation=investigation,
+            side=side,
+            name=name,
+            pcap=f"captures/{name}",
+            collected_at=asked,
+            **analysis,
+        ).pk
+
     return {
+        "captures": {
+            "ready": capture("ready.pcap", status="ready", progress=100, packets=12),
+            "analysing": capture(
+                "analysing.pcap", status="analysing", progress=40, deadline_at=due
+            ),
+            "failed": capture(
+                "failed.pcap",
+                status="failed",
+                error="failed.pcap cannot be analysed: boom",
+                phrases={
+                    "error": [
+                        "%(file)s cannot be analysed: %(error)s",
+                        {"file": "failed.pcap", "error": "boom"},
+                    ]
+                },
+            ),
+        },
+        "due": due,
         "deliveries": (delivered.pk, failed.pk, pending.pk),
         "claimed": claimed,
         "never": host("never"),
@@ -83,6 +118,37 @@ def rows_of_each_kind(apps) -> dict:
         "done": host("done", scan_status="done", scan_requested_at=asked),
         "asked": asked,
     }
+
+
+def test_capture_analyses_move_onto_jobs_and_back(before):
+    rows = rows_of_each_kind(before)
+    ids = rows["captures"]
+
+    apps = migrate(AFTER)
+    Capture = apps.get_model(APP, "Capture")
+    jobs = {c.pk: c.job for c in Capture.objects.select_related("job")}
+    ready, analysing, failed = (jobs[ids[name]] for name in ("ready", "analysing", "failed"))
+    assert (ready.kind, ready.object_id, ready.status, ready.progress) == (
+        "capture_analysis",
+        ids["ready"],
+        "ready",
+        100,
+    )
+    assert (analysing.status, analysing.progress, analysing.deadline_at) == (
+        "analysing",
+        40,
+        rows["due"],
+    )
+    assert (failed.status, failed.error) == ("failed", "failed.pcap cannot be analysed: boom")
+    assert failed.phrases["error"][1] == {"file": "failed.pcap", "error": "boom"}
+    assert Capture.objects.get(pk=ids["ready"]).packets == 12
+
+    apps = migrate(BEFORE)
+    Capture = apps.get_model(APP, "Capture")
+    back = {c.pk: c for c in Capture.objects.all()}
+    assert (back[ids["analysing"]].status, back[ids["analysing"]].progress) == ("analysing", 40)
+    assert back[ids["analysing"]].deadline_at == rows["due"]
+    assert back[ids["failed"]].phrases["error"][0] == "%(file)s cannot be analysed: %(error)s"
 
 
 def test_webhook_deliveries_move_onto_jobs_and_back(before):

@@ -66,7 +66,7 @@ def test_one_sweep_fails_overdue_work_of_every_kind(
         side_key="a",
         uploads=[upload("a.pcap", pcap_of(1))],
     )
-    Capture.objects.filter(pk=capture.pk).update(deadline_at=timezone.now() - AGO)
+    Job.objects.filter(pk=capture.job_id).update(deadline_at=timezone.now() - AGO)
     host = host_create(
         team=personas.team, name="scanned", address="192.0.2.1", port=22, username="p"
     )
@@ -90,7 +90,7 @@ def test_one_sweep_fails_overdue_work_of_every_kind(
     assert {side.status for side in LadderSide.objects.filter(ladder=running)} == {
         LadderStatus.FAILED
     }
-    assert Capture.objects.get(pk=capture.pk).status == CaptureStatus.FAILED
+    assert Capture.objects.get(pk=capture.pk).job.status == CaptureStatus.FAILED
     host.job.refresh_from_db()
     assert host.job.status == ScanStatus.FAILED
     assert "no worker finished the scan in time" in host.job.error
@@ -118,5 +118,5 @@ def test_an_analysis_no_worker_began_has_a_deadline_from_its_import(personas):
         uploads=[upload("a.pcap", pcap_of(1))],
     )
 
-    waits = (capture.deadline_at - timezone.now()).total_seconds()
+    waits = (capture.job.deadline_at - timezone.now()).total_seconds()
     assert tasks.CAPTURE_ANALYSE_LIMITS["time_limit"] < waits <= UNCLAIMED_ANALYSIS_SECONDS

@@ -35,7 +35,7 @@ from investigations.choices import (
     ScanStatus,
     TargetStatus,
 )
-from investigations.models import Capture, Collection, CollectionTarget, Job, LadderSide
+from investigations.models import Collection, CollectionTarget, Job, LadderSide
 from investigations.services.captures import capture_import
 from investigations.services.collections import collection_time_limit
 from investigations.services.hostkeys import host_key_scan_request
@@ -250,8 +250,8 @@ def test_a_worker_killed_mid_capture_analysis_leaves_it_failed_by_its_deadline(p
         stored.unlink()
         os.mkfifo(stored)
     try:
-        analysing = Capture.objects.filter(pk=capture.pk, status=CaptureStatus.ANALYSING)
-        wait_for(lambda: analysing.filter(deadline_at__isnull=False).exists(), timeout=60)
+        analysing = Job.objects.filter(pk=capture.job_id, status=CaptureStatus.ANALYSING)
+        wait_for(lambda: analysing.filter(attempts=1).exists(), timeout=60)
         time.sleep(0.5)
 
         kill_hard(first)
@@ -263,8 +263,8 @@ def test_a_worker_killed_mid_capture_analysis_leaves_it_failed_by_its_deadline(p
     finally:
         stored.unlink(missing_ok=True)
     capture.refresh_from_db()
-    assert capture.status == CaptureStatus.FAILED, capture.status
-    assert "did not finish within its time limit" in capture.error, capture.error
+    assert capture.job.status == CaptureStatus.FAILED, capture.job.status
+    assert "did not finish within its time limit" in capture.job.error, capture.job.error
 
 
 @contextmanager

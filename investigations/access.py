@@ -73,7 +73,8 @@ def investigation_for_user(user, pk: int, role: str = Role.VIEWER) -> Investigat
 
 
 def host_for_user(user, pk: int, role: str = Role.VIEWER) -> Host:
-    return _for_user(Host.objects.select_related("team", "credential", "jump_host"), pk, user, role)
+    hosts = Host.objects.select_related("team", "credential", "jump_host", "job")
+    return _for_user(hosts, pk, user, role)
 
 
 def credential_for_user(user, pk: int, role: str = Role.VIEWER) -> Credential:
@@ -112,7 +113,7 @@ def capture_for_user(user, pk: int, role: str = Role.VIEWER):
     from investigations.models import Capture
 
     return _for_user(
-        Capture.objects.select_related("investigation", "host", "side"), pk, user, role
+        Capture.objects.select_related("investigation", "host", "side", "job"), pk, user, role
     )
 
 

@@ -23,6 +23,12 @@ ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: Error
 PCAP_TYPE = "application/vnd.tcpdump.pcap"
 
 
+def _of_job(obj, name: str):
+    """The capture's analysis `name` (status, progress) from its job; a capture already read
+    into a dict (the detail's body, captures_get) has it as its own."""
+    return obj[name] if isinstance(obj, dict) else getattr(obj.job, name)
+
+
 class CaptureOut(Schema):
     id: int
     investigation: int = Field(alias="investigation_id")
@@ -55,8 +61,16 @@ class CaptureOut(Schema):
         return obj.target.collection_id if obj.target_id else None
 
     @staticmethod
+    def resolve_status(obj) -> str:
+        return _of_job(obj, "status")
+
+    @staticmethod
+    def resolve_progress(obj) -> int:
+        return _of_job(obj, "progress")
+
+    @staticmethod
     def resolve_error(obj) -> str:
-        return stored_text(obj, "error")
+        return stored_text(obj if isinstance(obj, dict) else obj.job, "error")
 
 
 class CaptureListOut(Schema):
@@ -163,7 +177,7 @@ def captures_compare(request, investigation_id: Id, a: Id, b: Id):
     for name, capture in found.items():
         if capture is None:
             errors[name] = _("No such capture in this investigation.")
-        elif capture.status != CaptureStatus.READY:
+        elif capture.job.status != CaptureStatus.READY:
             errors[name] = _("This capture has no analysis (yet).")
     if errors:
         raise ValidationError(errors)

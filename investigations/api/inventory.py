@@ -149,7 +149,7 @@ def hosts_key_scan(request, host_id: Id):
     `status` is done (then trust it) or failed (`error` says why). 400: the host cannot be
     scanned (the local transport, a jump host without a credential)."""
     host = host_for_user(request.user, host_id, Role.RESPONDER)
-    host = host_key_scan_request(host=host)
+    host = host_key_scan_request(host=host, user=request.user)
     return Status(202, host_key_scan_state(host=host))
 
 

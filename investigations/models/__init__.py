@@ -6,6 +6,7 @@ from investigations.models.collections import Artifact, Collection, CollectionTa
 from investigations.models.evidence import FactSnapshot, Finding
 from investigations.models.inventory import Credential, EnvironmentMember, Host
 from investigations.models.investigations import Investigation, Side, Tag
+from investigations.models.jobs import Job
 from investigations.models.knowledge import (
     ActionItem,
     CaseRootCause,
@@ -43,6 +44,7 @@ __all__ = [
     "EnvironmentMember",
     "Host",
     "Investigation",
+    "Job",
     "Invitation",
     "Ladder",
     "LadderSample",

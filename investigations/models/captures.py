@@ -1,6 +1,5 @@
 from django.db import models
 
-from investigations.choices import CaptureStatus
 from investigations.models.evidence import StoredEvidence
 
 
@@ -20,15 +19,9 @@ class Capture(StoredEvidence):
     pcap = models.FileField(upload_to="captures/%Y/%m/%d/")
     size = models.PositiveBigIntegerField(default=0)
     sha256 = models.CharField(max_length=64, blank=True)
-    status = models.CharField(
-        max_length=20, choices=CaptureStatus.choices, default=CaptureStatus.ANALYSING
-    )
-    progress = models.PositiveSmallIntegerField(default=0)
-    # While an imported capture is analysed: past this moment the sweep fails it.
-    deadline_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    # The error as a phrase, translated where it is shown (investigations/phrases.py).
-    phrases = models.JSONField(default=dict, blank=True)
+    # Its analysis (its status: CaptureStatus, its progress, deadline and error): done where
+    # it was captured, or in a worker for an imported file.
+    job = models.OneToOneField("Job", on_delete=models.CASCADE, related_name="+")
     # The analysis (collectors.capture.CaptureAnalysis.as_dict()), and the packets of the
     # slowest connections for their timeline chart.
     analysis = models.JSONField(default=dict, blank=True)
@@ -42,11 +35,5 @@ class Capture(StoredEvidence):
             models.Index(
                 fields=["investigation", "side", "host", "-collected_at"],
                 name="capture_latest_per_host",
-            ),
-            # Analyses past their deadline: the sweep's query.
-            models.Index(
-                fields=["deadline_at"],
-                name="capture_analysing_deadline",
-                condition=models.Q(status="analysing"),
             ),
         ]

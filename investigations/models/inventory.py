@@ -2,7 +2,7 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext
 
-from investigations.choices import HostRole, HostTransport, ScanStatus
+from investigations.choices import HostRole, HostTransport
 
 
 class Credential(models.Model):
@@ -59,11 +59,10 @@ class Host(models.Model):
     scanned_key_type = models.CharField(max_length=40, blank=True)
     scanned_key_fingerprint = models.CharField(max_length=100, blank=True)
     scanned_at = models.DateTimeField(null=True, blank=True)
-    # The scan a person asked for runs in a worker: its state, its error, when it was asked.
-    scan_status = models.CharField(max_length=20, choices=ScanStatus.choices, blank=True)
-    scan_error = models.TextField(blank=True)
-    scan_requested_at = models.DateTimeField(null=True, blank=True)
-    phrases = models.JSONField(default=dict, blank=True)
+    # The last scan a person asked for, run in a worker (its status: ScanStatus).
+    job = models.OneToOneField(
+        "Job", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

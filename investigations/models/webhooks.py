@@ -1,7 +1,5 @@
 from django.db import models
 
-from investigations.choices import DeliveryStatus
-
 
 class WebhookDelivery(models.Model):
     """One message to a team's webhook, with the outcome of its last attempt."""
@@ -12,17 +10,12 @@ class WebhookDelivery(models.Model):
     )
     url = models.URLField(max_length=2000)
     payload = models.JSONField()
-    status = models.CharField(
-        max_length=20, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
-    )
-    attempts = models.PositiveIntegerField(default=0)
-    last_error = models.TextField(blank=True)
-    claimed_at = models.DateTimeField(null=True, blank=True)
+    # Its sending, retried (its status: DeliveryStatus; its attempts; its last error).
+    job = models.OneToOneField("Job", on_delete=models.CASCADE, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
-        return f"delivery {self.pk} to team {self.team_id}: {self.status}"
+        return f"delivery {self.pk} to team {self.team_id}"

@@ -2,7 +2,6 @@
 sides."""
 
 from dataclasses import dataclass
-from datetime import timedelta
 from itertools import zip_longest
 
 from django.conf import settings
@@ -12,9 +11,9 @@ from django.utils.translation import gettext_noop
 
 from collectors.phrase import Phrase
 from investigations.choices import HostRole, ScanStatus, SideKey
-from investigations.jobs import is_overdue
+from investigations.jobs import JobKind, read_job, register
 from investigations.models import Credential, EnvironmentMember, Host, Investigation, Team
-from investigations.phrases import stored_text, translate
+from investigations.phrases import stored_text
 from investigations.selectors.teams import of_member
 
 
@@ -23,7 +22,9 @@ def hosts_for_user(
 ) -> QuerySet[Host]:
     """The hosts of the user's teams (of one team, if given), with team, credential and jump
     host loaded."""
-    hosts = of_member(Host.objects.all(), user).select_related("team", "credential", "jump_host")
+    hosts = of_member(Host.objects.all(), user).select_related(
+        "team", "credential", "jump_host", "job"
+    )
     if team is not None:
         hosts = hosts.filter(team=team)
     if team_id is not None:
@@ -140,6 +141,11 @@ SCAN_OVERDUE = Phrase(
 SCAN_GRACE_SECONDS = 30
 
 
+SCAN_JOB = register(
+    JobKind("host_key_scan", overdue={ScanStatus.SCANNING.value: SCAN_OVERDUE.template})
+)
+
+
 def scan_seconds() -> int:
     """How long a scan may take: connecting to a jump host, then to the host."""
     return 2 * settings.SSH_CONNECT_TIMEOUT + 10
@@ -147,19 +153,16 @@ def scan_seconds() -> int:
 
 def host_key_scan_state(*, host: Host) -> dict:
     """The host's last scan as a person reads it: its status (a scan still "scanning" past
-    its time limit reads as failed: no worker finished it), the key it saw, its error."""
-    status, error = host.scan_status, stored_text(host, "scan_error")
-    deadline = host.scan_requested_at and host.scan_requested_at + timedelta(
-        seconds=scan_seconds() + SCAN_GRACE_SECONDS
-    )
-    if is_overdue(status=status, deadline_at=deadline, active=[ScanStatus.SCANNING]):
-        status, error = ScanStatus.FAILED, translate(SCAN_OVERDUE)
+    its deadline reads as failed: no worker finished it), the key it saw, its error."""
+    job = read_job(host.job, SCAN_JOB)
+    status = job.status if job is not None else ScanStatus.NONE
+    error = stored_text(job, "error") if job is not None else ""
     done = status == ScanStatus.DONE or (not status and host.scanned_key_fingerprint)
     return {
         "status": ScanStatus.DONE.value if done else status,
         "key_type": host.scanned_key_type or None if done else None,
         "fingerprint": host.scanned_key_fingerprint or None if done else None,
         "scanned_at": host.scanned_at if done else None,
-        "requested_at": host.scan_requested_at,
+        "requested_at": job.created_at if job is not None else None,
         "error": error if status == ScanStatus.FAILED else "",
     }

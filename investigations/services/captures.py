@@ -23,13 +23,14 @@ from collectors.capture import (
 from collectors.capture.reader import PCAPNG_SECTION_MIN_BYTES
 from collectors.capture.remote import CaptureRequest
 from collectors.phrase import Phrase, ngettext_noop
+from investigations import jobs
 from investigations.analysis.capture_marks import slowest_connection_marks
 from investigations.analysis.capture_rules import evaluate_captures
 from investigations.choices import CaptureStatus, EventKind
-from investigations.jobs import enqueue, overdue
-from investigations.models import Capture, CollectionTarget, Investigation
-from investigations.phrases import message_of, with_phrases
-from investigations.selectors.captures import capture_pairs
+from investigations.jobs import enqueue
+from investigations.models import Capture, CollectionTarget, Investigation, Job
+from investigations.phrases import message_of
+from investigations.selectors.captures import CAPTURE_JOB, OVERDUE, capture_pairs
 from investigations.services.checklist import checklist_refresh
 from investigations.services.findings import PairVerdicts, findings_record
 from investigations.services.targets import target_succeed
@@ -70,7 +71,15 @@ def capture_store(
     if not target_succeed(target=target, attempt=attempt):
         return None
     request, captured = result.request, result.captured
+    job = jobs.create(
+        CAPTURE_JOB.name,
+        status=CaptureStatus.READY,
+        progress=100,
+        began_at=timezone.now(),
+        finished_at=timezone.now(),
+    )
     capture = Capture(
+        job=job,
         investigation_id=target.collection.investigation_id,
         side=target.side,
         host=target.host,
@@ -84,8 +93,6 @@ def capture_store(
         tcpdump=result.tcpdump,
         size=captured.size,
         sha256=captured.sha256,
-        status=CaptureStatus.READY,
-        progress=100,
         analysis=result.analysis,
         marks=result.marks,
         collected_at=timezone.now(),
@@ -94,7 +101,13 @@ def capture_store(
     captured.file.seek(0)
     capture.pcap.save(captured.name, File(captured.file), save=False)
     capture.save()
+    _job_for(capture)
     return capture
+
+
+def _job_for(capture: Capture) -> None:
+    """The capture's job names the capture (once the capture has its id)."""
+    Job.objects.filter(pk=capture.job_id).update(object_id=capture.pk)
 
 
 def _import_problem(upload) -> str | None:
@@ -151,18 +164,24 @@ def capture_import(
     side = investigation.sides.get(key=side_key)
     captures = []
     for upload in uploads:
+        job = jobs.create(
+            CAPTURE_JOB.name,
+            status=CaptureStatus.ANALYSING,
+            user=user,
+            deadline_at=timezone.now() + timedelta(seconds=UNCLAIMED_ANALYSIS_SECONDS),
+        )
         capture = Capture(
             investigation=investigation,
             side=side,
             name=upload.name[:200],
             size=upload.size,
-            status=CaptureStatus.ANALYSING,
-            deadline_at=timezone.now() + timedelta(seconds=UNCLAIMED_ANALYSIS_SECONDS),
+            job=job,
             created_by=user,
             collected_at=timezone.now(),
         )
         capture.pcap.save(upload.name[-100:], upload, save=False)
         capture.save()
+        _job_for(capture)
         captures.append(capture)
         timeline_event_log(
             investigation=investigation,
@@ -201,19 +220,32 @@ class _HashingReader:
 def capture_analyse_stored(*, capture_id: int, seconds: int) -> None:
     """Analyse an imported capture where it is stored, with constant memory, writing its
     progress as it goes; `seconds` is the task's time limit (past it the sweep fails the
-    capture). Safe to run twice: a capture no longer analysing is left as it is."""
-    started = Capture.objects.filter(pk=capture_id, status=CaptureStatus.ANALYSING).update(
-        progress=0, deadline_at=timezone.now() + timedelta(seconds=seconds)
-    )
-    if not started:
+    capture). Safe to run twice: a capture no longer analysing is left as it is, one still
+    analysing (its worker was killed) is claimed again and analysed from the start."""
+    capture = Capture.objects.select_related("investigation").filter(pk=capture_id).first()
+    if capture is None:
         return
-    capture = Capture.objects.select_related("investigation").get(pk=capture_id)
+    job_id = capture.job_id
+    attempt = jobs.claim(
+        job_id,
+        status=CaptureStatus.ANALYSING,
+        claimable=CAPTURE_JOB.overdue,
+        seconds=seconds,
+        progress=0,
+    )
+    if attempt is None:
+        return
     last = [0.0]
 
     def progress(done: int, total: int | None) -> None:
         if total and time.monotonic() - last[0] >= PROGRESS_SECONDS:
             last[0] = time.monotonic()
-            Capture.objects.filter(pk=capture_id).update(progress=min(99, 100 * done // total))
+            jobs.progress(
+                job_id,
+                attempt=attempt,
+                active=CAPTURE_JOB.overdue,
+                percent=min(99, 100 * done // total),
+            )
 
     try:
         with capture.pcap.open("rb") as file:
@@ -234,10 +266,17 @@ def capture_analyse_stored(*, capture_id: int, seconds: int) -> None:
         )
         return
     with transaction.atomic():
-        Capture.objects.filter(pk=capture_id).update(
+        finished = jobs.finish(
+            job_id,
             status=CaptureStatus.READY,
+            attempt=attempt,
+            active=CAPTURE_JOB.overdue,
             progress=100,
             deadline_at=None,
+        )
+        if not finished:
+            return  # failed meanwhile (past its deadline), or claimed again
+        Capture.objects.filter(pk=capture_id).update(
             sha256=hashing.sha256.hexdigest(),
             analysis=analysis,
             marks=marks,
@@ -246,30 +285,17 @@ def capture_analyse_stored(*, capture_id: int, seconds: int) -> None:
         capture_refresh(investigation=capture.investigation)
 
 
-OVERDUE = gettext_noop(
-    "The analysis did not finish within its time limit (its worker stopped or the file is "
-    "too large): import it again to retry."
-)
-
-
 def capture_analysis_fail(*, capture_id: int, error: Phrase | str = OVERDUE) -> None:
     """An imported capture's analysis failed: say why on it (its file stays downloadable)."""
-    Capture.objects.filter(pk=capture_id, status=CaptureStatus.ANALYSING).update(
-        status=CaptureStatus.FAILED,
-        deadline_at=None,
-        **with_phrases({"error": error if isinstance(error, Phrase) else Phrase(error)}),
-    )
-
-
-@overdue("capture_analysis")
-def captures_expire_overdue() -> int:
-    """Fail the analyses past their deadline (their worker died or hung): the sweep."""
-    overdue = Capture.objects.filter(
-        status=CaptureStatus.ANALYSING, deadline_at__lt=timezone.now()
-    ).values_list("pk", flat=True)
-    for capture_id in overdue:
-        capture_analysis_fail(capture_id=capture_id)
-    return len(overdue)
+    job_id = Capture.objects.filter(pk=capture_id).values_list("job_id", flat=True).first()
+    if job_id is not None:
+        jobs.finish(
+            job_id,
+            status=CaptureStatus.FAILED,
+            active=CAPTURE_JOB.overdue,
+            error=error if isinstance(error, Phrase) else Phrase(error),
+            deadline_at=None,
+        )
 
 
 def capture_refresh(*, investigation: Investigation) -> None:

@@ -15,12 +15,11 @@ from django.utils.translation import gettext_lazy as _
 
 from collectors.errors import CollectorError
 from collectors.ssh import Connection, HostKey, scan_host_key
+from investigations import jobs
 from investigations.choices import HostTransport, ScanStatus
 from investigations.connections import endpoint_for
-from investigations.jobs import enqueue, overdue
-from investigations.models import Host
-from investigations.phrases import with_phrases
-from investigations.selectors.inventory import SCAN_GRACE_SECONDS, SCAN_OVERDUE, scan_seconds
+from investigations.models import Host, Job
+from investigations.selectors.inventory import SCAN_GRACE_SECONDS, SCAN_JOB, scan_seconds
 
 
 def _refuse_unscannable(host: Host) -> None:
@@ -31,53 +30,67 @@ def _refuse_unscannable(host: Host) -> None:
 
 
 @transaction.atomic
-def host_key_scan_request(*, host: Host) -> Host:
-    """Ask a worker to scan the host's key; refused at once (ValidationError, or a
-    CollectorError for a jump host without a credential) when it cannot be scanned."""
+def host_key_scan_request(*, host: Host, user=None) -> Host:
+    """Ask a worker to scan the host's key (a new job; the host's last one goes); refused at
+    once (ValidationError, or a CollectorError for a jump host without a credential) when
+    it cannot be scanned."""
     _refuse_unscannable(host)
     host = Host.objects.select_for_update().get(pk=host.pk)
-    recent = host.scan_requested_at and timezone.now() - host.scan_requested_at < timedelta(
-        seconds=scan_seconds()
-    )
-    if host.scan_status == ScanStatus.SCANNING and recent:
-        return host  # one scan at a time: the one running answers
-    host.scan_status, host.scan_error, host.phrases = ScanStatus.SCANNING, "", {}
-    host.scan_requested_at = timezone.now()
-    host.save(update_fields=["scan_status", "scan_error", "phrases", "scan_requested_at"])
+    last = Job.objects.filter(pk=host.job_id).first()
+    now = timezone.now()
     seconds = scan_seconds()
-    enqueue("perfcase.host_key_scan", host.pk, soft_time_limit=seconds, time_limit=seconds + 15)
+    if (
+        last is not None
+        and last.status == ScanStatus.SCANNING
+        and now - last.created_at < timedelta(seconds=seconds)
+    ):
+        host.job = last
+        return host  # one scan at a time: the one running answers
+    host.job = jobs.create(
+        SCAN_JOB.name,
+        object_id=host.pk,
+        status=ScanStatus.SCANNING,
+        user=user,
+        created_at=now,
+        deadline_at=now + timedelta(seconds=seconds + SCAN_GRACE_SECONDS),
+    )
+    host.save(update_fields=["job"])
+    if last is not None:
+        last.delete()
+    jobs.enqueue(
+        "perfcase.host_key_scan", host.pk, soft_time_limit=seconds, time_limit=seconds + 15
+    )
     return host
 
 
 def host_key_scan_run(*, host_id: int) -> None:
-    """The worker's scan: the key kept, or the reason it could not be had."""
+    """The worker's scan: the key kept, or the reason it could not be had. Its job is
+    claimed first: a scan asked for again meanwhile, or ended, is left alone."""
     host = Host.objects.select_related("jump_host__credential").filter(pk=host_id).first()
-    if host is None:
+    if host is None or host.job_id is None:
+        return
+    attempt = jobs.claim(host.job_id, status=ScanStatus.SCANNING, claimable=SCAN_JOB.overdue)
+    if attempt is None:
         return
     try:
         host_key_scan(host=host)
     except CollectorError as error:
-        host_key_scan_failed(host_id=host_id, error=error.phrase)
+        _scan_end(host.job_id, attempt, ScanStatus.FAILED, error.phrase)
     except ValidationError as error:
-        host_key_scan_failed(host_id=host_id, error=" ".join(error.messages))
+        _scan_end(host.job_id, attempt, ScanStatus.FAILED, " ".join(error.messages))
     else:
-        Host.objects.filter(pk=host_id).update(scan_status=ScanStatus.DONE)
+        _scan_end(host.job_id, attempt, ScanStatus.DONE, None)
 
 
-@overdue("host_key_scan")
-def host_key_scans_expire_overdue() -> int:
-    """Fail the scans no worker finished in time (it was killed, or none runs), as the
-    host's page already reads them: the sweep."""
-    asked_before = timezone.now() - timedelta(seconds=scan_seconds() + SCAN_GRACE_SECONDS)
-    return Host.objects.filter(
-        scan_status=ScanStatus.SCANNING, scan_requested_at__lt=asked_before
-    ).update(scan_status=ScanStatus.FAILED, **with_phrases({"scan_error": SCAN_OVERDUE}))
+def _scan_end(job_id: int, attempt: int | None, status: str, error) -> None:
+    jobs.finish(job_id, status=status, attempt=attempt, active=SCAN_JOB.overdue, error=error)
 
 
 def host_key_scan_failed(*, host_id: int, error) -> None:
-    Host.objects.filter(pk=host_id).update(
-        scan_status=ScanStatus.FAILED, **with_phrases({"scan_error": error})
-    )
+    """The host's scan failed (its worker's time ran out), with the reason."""
+    job_id = Host.objects.filter(pk=host_id).values_list("job_id", flat=True).first()
+    if job_id is not None:
+        _scan_end(job_id, None, ScanStatus.FAILED, error)
 
 
 def host_key_scan(*, host: Host) -> HostKey:

@@ -7,15 +7,16 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
+from investigations import jobs
 from investigations.choices import DeliveryStatus, EventKind
-from investigations.jobs import enqueue
-from investigations.models import Team, TimelineEvent, WebhookDelivery
+from investigations.models import Job, Team, TimelineEvent, WebhookDelivery
 from investigations.phrases import stored_text
+from investigations.selectors.webhooks import DELIVERY_JOB
 from investigations.site_address import site_base_url
 from investigations.webhook_addresses import AddressRefused, webhook_address
 
@@ -50,8 +51,14 @@ def _event_payload(event: TimelineEvent) -> dict:
     return {"text": f"{case} {_slack_escape(what)} ({_slack_escape(who)})"}
 
 
-def _enqueue(delivery: WebhookDelivery) -> WebhookDelivery:
-    enqueue("perfcase.webhook_deliver", delivery.pk)
+def _deliver(*, team: Team, payload: dict, event: TimelineEvent | None = None, user=None):
+    """A delivery of the payload to the team's webhook, its job pending, its task queued."""
+    job = jobs.create(DELIVERY_JOB.name, status=DeliveryStatus.PENDING, user=user)
+    delivery = WebhookDelivery.objects.create(
+        team=team, event=event, url=team.webhook_url, payload=payload, job=job
+    )
+    Job.objects.filter(pk=job.pk).update(object_id=delivery.pk)
+    jobs.enqueue("perfcase.webhook_deliver", delivery.pk)
     return delivery
 
 
@@ -59,19 +66,11 @@ def webhook_notify(*, event: TimelineEvent) -> WebhookDelivery | None:
     team = event.investigation.team
     if not team.webhook_url:
         return None
-    delivery = WebhookDelivery.objects.create(
-        team=team, event=event, url=team.webhook_url, payload=_event_payload(event)
-    )
-    return _enqueue(delivery)
+    return _deliver(team=team, event=event, payload=_event_payload(event))
 
 
 def webhook_send_test(*, team: Team, user) -> WebhookDelivery:
-    delivery = WebhookDelivery.objects.create(
-        team=team,
-        url=team.webhook_url,
-        payload={"text": _test_text(team=team, user=user)},
-    )
-    return _enqueue(delivery)
+    return _deliver(team=team, user=user, payload={"text": _test_text(team=team, user=user)})
 
 
 def _test_text(*, team: Team, user) -> str:
@@ -139,33 +138,42 @@ def _post_json(url: str, payload: dict) -> None:
 
 def webhook_attempt(*, delivery_id: int, final: bool) -> bool:
     """Send one delivery once. Returns True when it failed in a way worth retrying."""
-    now = timezone.now()
-    claimed = (
-        WebhookDelivery.objects.filter(pk=delivery_id)
-        .filter(
-            Q(status=DeliveryStatus.PENDING)
-            | Q(status=DeliveryStatus.SENDING, claimed_at__lt=now - STALE_CLAIM)
-        )
-        .update(status=DeliveryStatus.SENDING, claimed_at=now, attempts=F("attempts") + 1)
+    delivery = WebhookDelivery.objects.filter(pk=delivery_id).first()
+    if delivery is None:
+        return False
+    stale = timezone.now() - STALE_CLAIM
+    attempt = jobs.claim(
+        delivery.job_id,
+        status=DeliveryStatus.SENDING,
+        claimable=[DeliveryStatus.PENDING],
+        also=Q(status=DeliveryStatus.SENDING, began_at__lt=stale),
     )
-    if not claimed:
+    if attempt is None:
         return False  # delivered, failed, or in another worker's hands
-    delivery = WebhookDelivery.objects.get(pk=delivery_id)
     try:
         _post_json(delivery.url, delivery.payload)
     except WebhookError as error:
         retry = error.transient and not final
         webhook_record_failure(delivery_id=delivery_id, error=str(error), final=not retry)
         return retry
-    WebhookDelivery.objects.filter(pk=delivery_id).update(
-        status=DeliveryStatus.DELIVERED, last_error="", finished_at=timezone.now()
+    jobs.finish(
+        delivery.job_id,
+        status=DeliveryStatus.DELIVERED,
+        attempt=attempt,
+        active=[DeliveryStatus.SENDING],
+        error="",
     )
     return False
 
 
 def webhook_record_failure(*, delivery_id: int, error: str, final: bool) -> None:
-    WebhookDelivery.objects.filter(pk=delivery_id).update(
+    """The delivery's attempt failed: for good (`final`), or pending its retry."""
+    job_id = WebhookDelivery.objects.filter(pk=delivery_id).values_list("job_id", flat=True)
+    jobs.finish(
+        job_id.first(),
         status=DeliveryStatus.FAILED if final else DeliveryStatus.PENDING,
-        last_error=error[:2000],
+        active=[DeliveryStatus.PENDING, DeliveryStatus.SENDING],
+        error=error[:2000],
+        phrases={},
         finished_at=timezone.now() if final else None,
     )

@@ -29,9 +29,14 @@ from investigations.forms.collections import start_ids
 from investigations.jobs import is_overdue
 from investigations.models import Capture
 from investigations.runs.packets import CaptureParameters
-from investigations.selectors.captures import capture_get, capture_pairs, captures_for
-from investigations.services.captures import (
+from investigations.selectors.captures import (
+    CAPTURE_JOB,
     OVERDUE,
+    capture_get,
+    capture_pairs,
+    captures_for,
+)
+from investigations.services.captures import (
     capture_import,
 )
 from investigations.views.evidence_items import item_or_404, requested_pair, stored_file
@@ -73,7 +78,7 @@ class CaptureRow:
 
     @property
     def status(self) -> str:
-        return CaptureStatus.FAILED if self.overdue else self.capture.status
+        return CaptureStatus.FAILED if self.overdue else self.capture.job.status
 
     @property
     def status_label(self) -> str:
@@ -85,9 +90,8 @@ class CaptureRow:
 
 
 def _overdue(capture: Capture) -> bool:
-    return is_overdue(
-        status=capture.status, deadline_at=capture.deadline_at, active=[CaptureStatus.ANALYSING]
-    )
+    job = capture.job
+    return is_overdue(status=job.status, deadline_at=job.deadline_at, active=CAPTURE_JOB.overdue)
 
 
 @panel(
@@ -258,7 +262,7 @@ def capture_detail(request: HttpRequest, pk: int, capture_id: int) -> HttpRespon
         # The other side's newest analysed capture, to compare with.
         other = (
             captures_for(investigation=investigation)
-            .filter(status=CaptureStatus.READY)
+            .filter(job__status=CaptureStatus.READY)
             .exclude(side__key=side)
             .first()
         )
@@ -302,14 +306,16 @@ def _pair(request: HttpRequest, investigation) -> tuple[Capture, Capture]:
 def capture_compare(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk)
     a, b = _pair(request, investigation)
-    ready = a.status == CaptureStatus.READY and b.status == CaptureStatus.READY
+    ready = a.job.status == CaptureStatus.READY and b.job.status == CaptureStatus.READY
     context = {
         "investigation": investigation,
         "a": a,
         "b": b,
         "ready": ready,
         "choices": [
-            c for c in captures_for(investigation=investigation) if c.status == CaptureStatus.READY
+            c
+            for c in captures_for(investigation=investigation)
+            if c.job.status == CaptureStatus.READY
         ],
     }
     if ready:

@@ -196,7 +196,7 @@ def credential_remove(request: HttpRequest, pk: int) -> HttpResponse:
 def host_key_scan_view(request: HttpRequest, pk: int) -> HttpResponse:
     host = host_for_user(request.user, pk, Role.RESPONDER)
     try:
-        host_key_scan_request(host=host)
+        host_key_scan_request(host=host, user=request.user)
     except CollectorError as error:
         messages.error(request, translate(error.phrase))
     except ValidationError as error:

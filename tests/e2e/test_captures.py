@@ -39,7 +39,7 @@ def analysed(personas, side: str, name: str, data: bytes) -> Capture:
     )
     capture_analyse_stored(capture_id=capture.pk, seconds=60)
     capture.refresh_from_db()
-    assert capture.status == "ready", capture.error
+    assert capture.job.status == "ready", capture.job.error
     return capture
 
 

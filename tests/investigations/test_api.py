@@ -434,7 +434,7 @@ EFFECTS = {
         == [({"service": "java", "paths": ["/data"]}, ["db-a"])]
     ),
     "patch finding": lambda w: fresh(w.finding).status == FindingStatus.CONFIRMED,
-    "scan host key": lambda w: fresh(w.keyed_host).scan_status == "scanning",
+    "scan host key": lambda w: getattr(fresh(w.keyed_host).job, "status", "") == "scanning",
     "trust host key": lambda w: (
         fresh(w.keyed_host).host_key_fingerprint == w.sshd.host_key.fingerprint
     ),

@@ -31,7 +31,7 @@ from collectors.capture.synth import (
 )
 from collectors.phrase import Phrase
 from investigations.choices import CaptureStatus
-from investigations.models import Capture
+from investigations.models import Capture, Job
 from investigations.phrases import with_phrases
 from investigations.services.captures import capture_analyse_stored
 from tests.conftest import HOSTILE_STRINGS, loaded_page
@@ -160,7 +160,7 @@ def imported(personas, side: str, name: str, data: bytes) -> Capture:
     capture = Capture.objects.filter(investigation=personas.investigation).first()
     capture_analyse_stored(capture_id=capture.pk, seconds=60)
     capture.refresh_from_db()
-    assert capture.status == CaptureStatus.READY, capture.error
+    assert capture.job.status == CaptureStatus.READY, capture.job.error
     return capture
 
 
@@ -204,7 +204,7 @@ def test_an_imported_capture_is_listed_while_analysed_and_the_panel_polls(person
     assert response.status_code == 302
     assert response["Location"].endswith("#captures")
     capture = Capture.objects.get()
-    Capture.objects.filter(pk=capture.pk).update(progress=42)
+    Job.objects.filter(pk=capture.job_id).update(progress=42)
 
     panel = html(personas.client(personas.viewer).get(panel_url(personas), **HX))
 
@@ -232,7 +232,7 @@ def test_an_analysed_capture_is_listed_with_its_packets_and_the_polling_stops(pe
 def test_a_failed_analysis_says_why(personas):
     upload(personas, personas.member, "b", "b.pcap", SIDE_A)
     capture = Capture.objects.get()
-    Capture.objects.filter(pk=capture.pk).update(
+    Job.objects.filter(pk=capture.job_id).update(
         status=CaptureStatus.FAILED,
         **with_phrases(
             {"error": Phrase("%(file)s cannot be analysed: %(error)s", file="b.pcap", error="boom")}
@@ -250,13 +250,15 @@ def test_a_failed_analysis_says_why(personas):
 
 def test_an_analysis_past_its_deadline_reads_as_failed_and_stops_the_polling(personas):
     upload(personas, personas.member, "a", "a.pcap", SIDE_A)
-    Capture.objects.update(deadline_at=timezone.now() - timezone.timedelta(minutes=1))
+    Job.objects.filter(kind="capture_analysis").update(
+        deadline_at=timezone.now() - timezone.timedelta(minutes=1)
+    )
 
     panel = html(personas.client(personas.viewer).get(panel_url(personas), **HX))
 
     assert "Failed" in panel and "did not finish within its time limit" in panel
     assert 'hx-trigger="every 2s"' not in panel
-    assert Capture.objects.get().status == CaptureStatus.ANALYSING  # a read never writes
+    assert Capture.objects.get().job.status == CaptureStatus.ANALYSING  # a read never writes
 
 
 # --- importing ------------------------------------------------------------------------------
@@ -498,7 +500,7 @@ def test_the_comparison_without_any_pair_is_not_found(personas):
 
 def test_the_comparison_of_a_capture_still_analysed_says_so(personas, pair):
     a, b = pair
-    Capture.objects.filter(pk=b.pk).update(status=CaptureStatus.ANALYSING)
+    Job.objects.filter(pk=b.job_id).update(status=CaptureStatus.ANALYSING)
 
     page = html(personas.client(personas.viewer).get(compare_url(personas, a, b)))
 

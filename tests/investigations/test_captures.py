@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from collectors.capture import synth
 from collectors.capture.remote import CaptureRequest, PcapCounter
 from investigations.choices import CaptureStatus
-from investigations.models import Capture, ChecklistItem, Finding
+from investigations.models import Capture, ChecklistItem, Finding, Job
 from investigations.services.captures import capture_analyse_stored, capture_import
 from tests.conftest import ApiClient, require_real_tool, wait_for
 from tests.conftest import trust_host_key as trust
@@ -453,7 +453,7 @@ def test_a_truncated_capture_is_analysed_up_to_the_damage(personas):
     capture_analyse_stored(capture_id=capture.pk, seconds=60)
 
     capture.refresh_from_db()
-    assert capture.status == CaptureStatus.READY
+    assert capture.job.status == CaptureStatus.READY
     assert (
         capture.analysis["problems"]
         and "ends inside a record" in (capture.analysis["problems"][0]["message"])
@@ -493,13 +493,13 @@ def test_an_analysis_whose_worker_died_is_failed_by_the_sweep(personas):
         side_key="a",
         uploads=[upload("a.pcap", pcap_of(1))],
     )
-    Capture.objects.filter(pk=capture.pk).update(deadline_at=timezone.now() - timedelta(seconds=1))
+    Job.objects.filter(pk=capture.job_id).update(deadline_at=timezone.now() - timedelta(seconds=1))
 
     sweep()
 
     capture.refresh_from_db()
-    assert capture.status == CaptureStatus.FAILED
-    assert "did not finish within its time limit" in capture.error
+    assert capture.job.status == CaptureStatus.FAILED
+    assert "did not finish within its time limit" in capture.job.error
 
 
 # --- the packet counter ------------------------------------------------------------------

@@ -13,9 +13,8 @@ from investigations.choices import (
     ScanStatus,
     TargetStatus,
 )
-from investigations.jobs.sweeper import overdue_rules, sweep
-from investigations.models import Capture, CollectionTarget, Host, LadderSide
-from investigations.selectors.inventory import scan_seconds
+from investigations.jobs.sweeper import job_kinds, overdue_rules, sweep
+from investigations.models import Capture, CollectionTarget, Job, LadderSide
 from investigations.services.captures import capture_import
 from investigations.services.collections import collection_request
 from investigations.services.hostkeys import host_key_scan_request
@@ -29,12 +28,13 @@ pytestmark = pytest.mark.django_db
 AGO = timedelta(seconds=1)
 
 
-def test_every_kind_of_job_has_an_overdue_rule_the_sweep_finds_by_itself():
-    assert set(overdue_rules()) == {
+def test_every_kind_of_job_is_known_to_the_sweep_by_itself():
+    assert set(job_kinds()) | set(overdue_rules()) == {
         "capture_analysis",
         "collection_target",
         "host_key_scan",
         "ladder_side",
+        "webhook_delivery",
     }
 
 
@@ -66,14 +66,12 @@ def test_one_sweep_fails_overdue_work_of_every_kind(
         side_key="a",
         uploads=[upload("a.pcap", pcap_of(1))],
     )
-    Capture.objects.filter(pk=capture.pk).update(deadline_at=timezone.now() - AGO)
+    Job.objects.filter(pk=capture.job_id).update(deadline_at=timezone.now() - AGO)
     host = host_create(
         team=personas.team, name="scanned", address="192.0.2.1", port=22, username="p"
     )
-    host_key_scan_request(host=host)
-    Host.objects.filter(pk=host.pk).update(
-        scan_requested_at=timezone.now() - timedelta(seconds=scan_seconds() + 31)
-    )
+    host = host_key_scan_request(host=host)
+    Job.objects.filter(pk=host.job_id).update(deadline_at=timezone.now() - AGO)
 
     with django_capture_on_commit_callbacks(execute=True):
         failed = sweep()
@@ -84,6 +82,7 @@ def test_one_sweep_fails_overdue_work_of_every_kind(
         "collection_target": 1,
         "host_key_scan": 1,
         "ladder_side": 2,
+        "webhook_delivery": 0,
     }
     assert set(again.values()) == {0}
     target.refresh_from_db()
@@ -91,21 +90,21 @@ def test_one_sweep_fails_overdue_work_of_every_kind(
     assert {side.status for side in LadderSide.objects.filter(ladder=running)} == {
         LadderStatus.FAILED
     }
-    assert Capture.objects.get(pk=capture.pk).status == CaptureStatus.FAILED
-    host.refresh_from_db()
-    assert host.scan_status == ScanStatus.FAILED
-    assert "no worker finished the scan in time" in host.scan_error
+    assert Capture.objects.get(pk=capture.pk).job.status == CaptureStatus.FAILED
+    host.job.refresh_from_db()
+    assert host.job.status == ScanStatus.FAILED
+    assert "no worker finished the scan in time" in host.job.error
 
 
 def test_the_sweep_leaves_work_within_its_deadline(personas):
     host = host_create(
         team=personas.team, name="scanned", address="192.0.2.1", port=22, username="p"
     )
-    host_key_scan_request(host=host)
+    host = host_key_scan_request(host=host)
 
     assert set(sweep().values()) == {0}
-    host.refresh_from_db()
-    assert host.scan_status == ScanStatus.SCANNING
+    host.job.refresh_from_db()
+    assert host.job.status == ScanStatus.SCANNING
 
 
 def test_an_analysis_no_worker_began_has_a_deadline_from_its_import(personas):
@@ -119,5 +118,5 @@ def test_an_analysis_no_worker_began_has_a_deadline_from_its_import(personas):
         uploads=[upload("a.pcap", pcap_of(1))],
     )
 
-    waits = (capture.deadline_at - timezone.now()).total_seconds()
+    waits = (capture.job.deadline_at - timezone.now()).total_seconds()
     assert tasks.CAPTURE_ANALYSE_LIMITS["time_limit"] < waits <= UNCLAIMED_ANALYSIS_SECONDS

@@ -539,7 +539,7 @@ WRITES = [
         lambda w: f"/hosts/{w.keyed_host.pk}/host-key/scan/",
         expect(302, 302, 403, 404),
         # Asked for: a worker scans (the end-to-end tests run one).
-        effect=lambda w: fresh(w.keyed_host).scan_status == "scanning",
+        effect=lambda w: getattr(fresh(w.keyed_host).job, "status", "") == "scanning",
     ),
     Case(
         "trusting a scanned host key",

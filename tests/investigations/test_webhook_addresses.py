@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.core.exceptions import ValidationError
 
+from investigations import jobs
 from investigations.choices import DeliveryStatus
 from investigations.models import WebhookDelivery
 from investigations.services.teams import team_set_webhook
@@ -158,7 +159,10 @@ def listener():
 def delivery_to(personas, url: str) -> WebhookDelivery:
     """A delivery row as if the URL had been saved before the rules (or by an operator who
     allowed it and then stopped allowing it)."""
-    return WebhookDelivery.objects.create(team=personas.team, url=url, payload={"text": "x"})
+    job = jobs.create("webhook_delivery", status=DeliveryStatus.PENDING)
+    return WebhookDelivery.objects.create(
+        team=personas.team, url=url, payload={"text": "x"}, job=job
+    )
 
 
 @pytest.mark.django_db
@@ -170,8 +174,8 @@ def test_a_delivery_to_a_name_that_resolves_to_loopback_is_refused_without_conne
     retry = webhook_attempt(delivery_id=delivery.pk, final=False)
 
     delivery.refresh_from_db()
-    assert retry is False and delivery.status == DeliveryStatus.FAILED
-    assert delivery.last_error == "Webhooks go to public addresses only, not localhost."
+    assert retry is False and delivery.job.status == DeliveryStatus.FAILED
+    assert delivery.job.error == "Webhooks go to public addresses only, not localhost."
     assert listener.hits == 0
 
 
@@ -185,8 +189,8 @@ def test_every_spelling_of_loopback_is_refused_at_delivery_without_connecting(
     retry = webhook_attempt(delivery_id=delivery.pk, final=False)
 
     delivery.refresh_from_db()
-    assert retry is False and delivery.status == DeliveryStatus.FAILED
-    assert delivery.last_error.startswith("Webhooks go to public addresses only, not ")
+    assert retry is False and delivery.job.status == DeliveryStatus.FAILED
+    assert delivery.job.error.startswith("Webhooks go to public addresses only, not ")
     assert listener.hits == 0
 
 
@@ -215,9 +219,9 @@ def test_a_failed_delivery_says_the_status_and_nothing_the_far_side_said(
 
     delivery.refresh_from_db()
     assert listener.hits == 1
-    assert delivery.last_error == "The webhook answered HTTP 501."
+    assert delivery.job.error == "The webhook answered HTTP 501."
     closed = delivery_to(personas, "http://127.0.0.1:9/hook")
     webhook_attempt(delivery_id=closed.pk, final=True)
     closed.refresh_from_db()
-    assert closed.last_error == "Cannot reach the webhook."
+    assert closed.job.error == "Cannot reach the webhook."
     assert json.dumps(delivery.payload) == '{"text": "x"}'

@@ -68,7 +68,7 @@ def receiver():
 def _finished(delivery_filter):
     def check():
         delivery = WebhookDelivery.objects.filter(**delivery_filter).first()
-        if delivery and delivery.status in (DeliveryStatus.DELIVERED, DeliveryStatus.FAILED):
+        if delivery and delivery.job.status in (DeliveryStatus.DELIVERED, DeliveryStatus.FAILED):
             return delivery
         return None
 
@@ -85,8 +85,8 @@ def test_status_change_is_delivered_by_the_worker(personas, celery_worker, recei
     )
 
     delivery = wait_for(_finished({"team": personas.team, "event__kind": EventKind.STATUS}))
-    assert delivery.status == DeliveryStatus.DELIVERED
-    assert delivery.attempts == 1
+    assert delivery.job.status == DeliveryStatus.DELIVERED
+    assert delivery.job.attempts == 1
     assert len(hook.received) == 1
     text = hook.received[0]["body"]["text"]
     assert "Checkout p99 doubled" in text
@@ -108,8 +108,8 @@ def test_a_new_action_is_retried_after_a_server_error(personas, celery_worker, r
     )
 
     delivery = wait_for(_finished({"team": personas.team, "event__kind": EventKind.ACTION}))
-    assert delivery.status == DeliveryStatus.DELIVERED
-    assert delivery.attempts == 2
+    assert delivery.job.status == DeliveryStatus.DELIVERED
+    assert delivery.job.attempts == 2
     assert [r["status"] for r in hook.received] == [503, 200]
     # Slack's control characters are escaped, so user text cannot forge links.
     assert (
@@ -130,10 +130,10 @@ def test_a_refusing_webhook_fails_without_retry_and_shows_on_the_team_page(
     )
 
     delivery = wait_for(_finished({"team": personas.team}))
-    assert delivery.status == DeliveryStatus.FAILED
-    assert delivery.attempts == 1
+    assert delivery.job.status == DeliveryStatus.FAILED
+    assert delivery.job.attempts == 1
     # The status only: nothing the far side said comes back (no reason phrase, no body).
-    assert delivery.last_error == "The webhook answered HTTP 404."
+    assert delivery.job.error == "The webhook answered HTTP 404."
     page = personas.client(personas.lead).get(f"/teams/{personas.team.pk}/")
     assert "The webhook answered HTTP 404." in page.content.decode()
 
@@ -150,10 +150,10 @@ def test_an_unreachable_webhook_never_blocks_the_page(personas, celery_worker):
 
     assert response.status_code == 302
     delivery = WebhookDelivery.objects.get(team=personas.team)
-    assert delivery.status in (DeliveryStatus.PENDING, DeliveryStatus.SENDING)
-    wait_for(lambda: WebhookDelivery.objects.get(pk=delivery.pk).attempts >= 1)
+    assert delivery.job.status in (DeliveryStatus.PENDING, DeliveryStatus.SENDING)
+    wait_for(lambda: WebhookDelivery.objects.get(pk=delivery.pk).job.attempts >= 1)
     delivery.refresh_from_db()
-    assert delivery.last_error == "Cannot reach the webhook."
+    assert delivery.job.error == "Cannot reach the webhook."
 
 
 @pytest.mark.django_db

@@ -35,8 +35,7 @@ from investigations.choices import (
     ScanStatus,
     TargetStatus,
 )
-from investigations.models import Capture, Collection, CollectionTarget, Host, LadderSide
-from investigations.selectors.inventory import SCAN_GRACE_SECONDS, scan_seconds
+from investigations.models import Collection, CollectionTarget, Job, LadderSide
 from investigations.services.captures import capture_import
 from investigations.services.collections import collection_time_limit
 from investigations.services.hostkeys import host_key_scan_request
@@ -251,8 +250,8 @@ def test_a_worker_killed_mid_capture_analysis_leaves_it_failed_by_its_deadline(p
         stored.unlink()
         os.mkfifo(stored)
     try:
-        analysing = Capture.objects.filter(pk=capture.pk, status=CaptureStatus.ANALYSING)
-        wait_for(lambda: analysing.filter(deadline_at__isnull=False).exists(), timeout=60)
+        analysing = Job.objects.filter(pk=capture.job_id, status=CaptureStatus.ANALYSING)
+        wait_for(lambda: analysing.filter(attempts=1).exists(), timeout=60)
         time.sleep(0.5)
 
         kill_hard(first)
@@ -264,8 +263,8 @@ def test_a_worker_killed_mid_capture_analysis_leaves_it_failed_by_its_deadline(p
     finally:
         stored.unlink(missing_ok=True)
     capture.refresh_from_db()
-    assert capture.status == CaptureStatus.FAILED, capture.status
-    assert "did not finish within its time limit" in capture.error, capture.error
+    assert capture.job.status == CaptureStatus.FAILED, capture.job.status
+    assert "did not finish within its time limit" in capture.job.error, capture.job.error
 
 
 @contextmanager
@@ -311,12 +310,12 @@ def test_a_worker_killed_mid_scan_leaves_the_scan_failed_by_its_time_plus_the_gr
         kill_hard(first)
         workers()
 
-        scanning = Host.objects.filter(pk=host.pk, scan_status=ScanStatus.SCANNING)
+        host.refresh_from_db()
+        scanning = Job.objects.filter(pk=host.job_id, status=ScanStatus.SCANNING)
         assert scanning.exists()
         # Its moment comes sooner here: as if asked its time and the grace ago, less 2 s.
-        overdue = timedelta(seconds=scan_seconds() + SCAN_GRACE_SECONDS - 2)
-        scanning.update(scan_requested_at=timezone.now() - overdue)
+        scanning.update(deadline_at=timezone.now() + timedelta(seconds=2))
         wait_for(lambda: not scanning.exists(), timeout=60, interval=0.5)
-    host.refresh_from_db()
-    assert host.scan_status == ScanStatus.FAILED
-    assert "no worker finished the scan in time" in host.scan_error, host.scan_error
+    job = Job.objects.get(pk=host.job_id)
+    assert job.status == ScanStatus.FAILED
+    assert "no worker finished the scan in time" in job.error, job.error

@@ -1,0 +1,213 @@
+"""The migrations that move each kind of background work onto Job carry existing rows over:
+a database that holds rows of each kind, migrated forward, reads as it did."""
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
+
+APP = "investigations"
+BEFORE = "0021_target_timings"
+AFTER = "0024_capture_jobs"
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def migrate(target: str):
+    """The database migrated to `target`; the historical models' registry there."""
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate([(APP, target)])
+    executor.loader.build_graph()
+    return executor.loader.project_state([(APP, target)]).apps
+
+
+@pytest.fixture
+def before():
+    """The apps registry at BEFORE; the latest schema again afterwards."""
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes(APP)
+    yield migrate(BEFORE)
+    MigrationExecutor(connection).migrate(latest)
+
+
+def rows_of_each_kind(apps) -> dict:
+    """A team's hosts: one never scanned, one scanning, one whose scan failed with a phrase,
+    one done."""
+    Team = apps.get_model(APP, "Team")
+    Host = apps.get_model(APP, "Host")
+    team = Team.objects.create(name="migrated")
+    asked = timezone.now() - timedelta(seconds=5)
+
+    def host(name, **scan):
+        return Host.objects.create(
+            team=team, name=name, address="192.0.2.1", username="p", **scan
+        ).pk
+
+    Delivery = apps.get_model(APP, "WebhookDelivery")
+    claimed = timezone.now() - timedelta(seconds=3)
+    delivered = Delivery.objects.create(
+        team=team,
+        url="https://hooks.example.com/a",
+        payload={"text": "a"},
+        status="delivered",
+        attempts=2,
+        claimed_at=claimed,
+        finished_at=timezone.now(),
+    )
+    failed = Delivery.objects.create(
+        team=team,
+        url="https://hooks.example.com/b",
+        payload={"text": "b"},
+        status="failed",
+        attempts=1,
+        last_error="The webhook answered HTTP 404.",
+        finished_at=timezone.now(),
+    )
+    pending = Delivery.objects.create(
+        team=team, url="https://hooks.example.com/c", payload={"text": "c"}
+    )
+    Investigation = apps.get_model(APP, "Investigation")
+    Side = apps.get_model(APP, "Side")
+    Capture = apps.get_model(APP, "Capture")
+    investigation = Investigation.objects.create(team=team, title="migrated")
+    side = Side.objects.create(investigation=investigation, key="a", label="A")
+    due = timezone.now() + timedelta(minutes=30)
+
+    def capture(name, **analysis):
+        return Capture.objects.create(
+            investigation=investigation,
+            side=side,
+            name=name,
+            pcap=f"captures/{name}",
+            collected_at=asked,
+            **analysis,
+        ).pk
+
+    return {
+        "captures": {
+            "ready": capture("ready.pcap", status="ready", progress=100, packets=12),
+            "analysing": capture(
+                "analysing.pcap", status="analysing", progress=40, deadline_at=due
+            ),
+            "failed": capture(
+                "failed.pcap",
+                status="failed",
+                error="failed.pcap cannot be analysed: boom",
+                phrases={
+                    "error": [
+                        "%(file)s cannot be analysed: %(error)s",
+                        {"file": "failed.pcap", "error": "boom"},
+                    ]
+                },
+            ),
+        },
+        "due": due,
+        "deliveries": (delivered.pk, failed.pk, pending.pk),
+        "claimed": claimed,
+        "never": host("never"),
+        "scanning": host("scanning", scan_status="scanning", scan_requested_at=asked),
+        "failed": host(
+            "failed",
+            scan_status="failed",
+            scan_error="Cannot reach 192.0.2.1.",
+            scan_requested_at=asked,
+            phrases={"scan_error": ["Cannot reach %(address)s.", {"address": "192.0.2.1"}]},
+        ),
+        "done": host("done", scan_status="done", scan_requested_at=asked),
+        "asked": asked,
+    }
+
+
+def test_capture_analyses_move_onto_jobs_and_back(before):
+    rows = rows_of_each_kind(before)
+    ids = rows["captures"]
+
+    apps = migrate(AFTER)
+    Capture = apps.get_model(APP, "Capture")
+    jobs = {c.pk: c.job for c in Capture.objects.select_related("job")}
+    ready, analysing, failed = (jobs[ids[name]] for name in ("ready", "analysing", "failed"))
+    assert (ready.kind, ready.object_id, ready.status, ready.progress) == (
+        "capture_analysis",
+        ids["ready"],
+        "ready",
+        100,
+    )
+    assert (analysing.status, analysing.progress, analysing.deadline_at) == (
+        "analysing",
+        40,
+        rows["due"],
+    )
+    assert (failed.status, failed.error) == ("failed", "failed.pcap cannot be analysed: boom")
+    assert failed.phrases["error"][1] == {"file": "failed.pcap", "error": "boom"}
+    assert Capture.objects.get(pk=ids["ready"]).packets == 12
+
+    apps = migrate(BEFORE)
+    Capture = apps.get_model(APP, "Capture")
+    back = {c.pk: c for c in Capture.objects.all()}
+    assert (back[ids["analysing"]].status, back[ids["analysing"]].progress) == ("analysing", 40)
+    assert back[ids["analysing"]].deadline_at == rows["due"]
+    assert back[ids["failed"]].phrases["error"][0] == "%(file)s cannot be analysed: %(error)s"
+
+
+def test_webhook_deliveries_move_onto_jobs_and_back(before):
+    rows = rows_of_each_kind(before)
+    delivered, failed, pending = rows["deliveries"]
+
+    apps = migrate(AFTER)
+    Delivery = apps.get_model(APP, "WebhookDelivery")
+    jobs = {d.pk: d.job for d in Delivery.objects.select_related("job")}
+    assert (jobs[delivered].kind, jobs[delivered].object_id) == ("webhook_delivery", delivered)
+    assert (jobs[delivered].status, jobs[delivered].attempts) == ("delivered", 2)
+    assert jobs[delivered].began_at == rows["claimed"]
+    assert jobs[delivered].finished_at is not None
+    assert (jobs[failed].status, jobs[failed].error) == (
+        "failed",
+        "The webhook answered HTTP 404.",
+    )
+    assert (jobs[pending].status, jobs[pending].attempts, jobs[pending].deadline_at) == (
+        "pending",
+        0,
+        None,
+    )
+
+    apps = migrate(BEFORE)
+    Delivery = apps.get_model(APP, "WebhookDelivery")
+    back = {d.pk: d for d in Delivery.objects.all()}
+    assert (back[delivered].status, back[delivered].attempts) == ("delivered", 2)
+    assert back[delivered].claimed_at == rows["claimed"]
+    assert back[failed].last_error == "The webhook answered HTTP 404."
+    assert back[pending].status == "pending"
+
+
+def test_host_key_scans_move_onto_jobs_and_back(before):
+    rows = rows_of_each_kind(before)
+
+    apps = migrate(AFTER)
+    Host = apps.get_model(APP, "Host")
+    hosts = {host.name: host for host in Host.objects.select_related("job")}
+    assert hosts["never"].job is None
+    scanning = hosts["scanning"].job
+    assert (scanning.kind, scanning.object_id, scanning.status) == (
+        "host_key_scan",
+        rows["scanning"],
+        "scanning",
+    )
+    assert scanning.created_at == rows["asked"]
+    assert scanning.deadline_at > rows["asked"]  # the scan's time and the grace
+    failed = hosts["failed"].job
+    assert (failed.status, failed.error) == ("failed", "Cannot reach 192.0.2.1.")
+    assert failed.phrases == {"error": ["Cannot reach %(address)s.", {"address": "192.0.2.1"}]}
+    assert hosts["done"].job.status == "done"
+
+    apps = migrate(BEFORE)
+    Host = apps.get_model(APP, "Host")
+    back = {host.name: host for host in Host.objects.all()}
+    assert back["never"].scan_status == ""
+    assert (back["failed"].scan_status, back["failed"].scan_error) == (
+        "failed",
+        "Cannot reach 192.0.2.1.",
+    )
+    assert back["failed"].phrases["scan_error"][0] == "Cannot reach %(address)s."
+    assert back["scanning"].scan_requested_at == rows["asked"]

@@ -23,7 +23,6 @@ from investigations.models import Membership
 from investigations.services.investigations import investigation_create
 from investigations.services.teams import team_create
 from investigations.services.tokens import api_token_create
-
 from tests.serial import SERIAL_TESTS
 
 # Real sshd test hosts (tests/sshd.py): the test_hosts, start_host and sshd_host fixtures.
@@ -295,6 +294,19 @@ def pytest_sessionfinish(session):
 
         if connection.vendor == "postgresql":
             testdb.drop_templates(connection.settings_dict, config.option.testrunuid)
+
+
+@pytest.fixture(autouse=True)
+def default_language():
+    """Each test starts in the default language. Django activates a request's language in
+    the thread that serves it and never deactivates it, so after a test's request in
+    Chinese, text made outside a request (a service's error) would be Chinese in the next
+    test of the process."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ part of the traffic, and its figures are no side's). A person can still compare 
 captures by naming them.
 """
 
-from django.db.models import Q, QuerySet
+from django.db.models import BooleanField, Case, Q, QuerySet, Value, When
 
 from investigations.choices import CaptureStatus, SideKey
 from investigations.models import Capture, Investigation
@@ -29,6 +29,19 @@ def captures_for(*, investigation: Investigation) -> QuerySet[Capture]:
 def capture_get(*, investigation: Investigation, capture_id) -> Capture | None:
     """The investigation's capture with this id (its analysis loaded), or None."""
     return evidence_get(rows=investigation.captures.select_related("host", "side"), pk=capture_id)
+
+
+def capture_choices(*, investigation: Investigation) -> QuerySet[Capture]:
+    """The analysed captures a person may compare, newest first, each with `damaged`."""
+    return (
+        captures_for(investigation=investigation)
+        .filter(status=CaptureStatus.READY)
+        .annotate(
+            damaged=Case(
+                When(UNDAMAGED, then=Value(False)), default=True, output_field=BooleanField()
+            )
+        )
+    )
 
 
 def capture_damaged(capture: Capture) -> bool:

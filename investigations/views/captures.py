@@ -30,6 +30,7 @@ from investigations.jobs import is_overdue
 from investigations.models import Capture
 from investigations.runs.packets import CaptureParameters
 from investigations.selectors.captures import (
+    capture_choices,
     capture_counterpart,
     capture_damaged,
     capture_get,
@@ -329,9 +330,7 @@ def capture_compare(request: HttpRequest, pk: int) -> HttpResponse:
         "a": a,
         "b": b,
         "ready": ready,
-        "choices": [
-            c for c in captures_for(investigation=investigation) if c.status == CaptureStatus.READY
-        ],
+        "choices": list(capture_choices(investigation=investigation)),
     }
     if ready:
         # Each capture keeps its own side's colour and label, whichever side it is shown as.

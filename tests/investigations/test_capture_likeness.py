@@ -9,6 +9,7 @@ only says how long each capture ran.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -323,3 +324,9 @@ def test_a_damaged_capture_compared_by_hand_says_it_is_damaged(personas, issue_s
 
     assert "curls-a-cut.pcap (side A) is damaged: it was analysed up to the damage" in page
     assert "curls-b.pcap (side B) is damaged" not in page
+    # The choices of what to compare say which capture is damaged.
+    options = re.findall(r"<option [^>]*>([^<]*)</option>", page)
+    assert [o for o in options if o.endswith(", damaged)")] == [
+        option for option in options if "curls-a-cut.pcap" in option
+    ]
+    assert len(options) == 6

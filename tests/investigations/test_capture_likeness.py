@@ -330,3 +330,23 @@ def test_a_damaged_capture_compared_by_hand_says_it_is_damaged(personas, issue_s
         option for option in options if "curls-a-cut.pcap" in option
     ]
     assert len(options) == 6
+
+
+def test_no_past_case_is_similar_for_a_root_cause_the_captures_do_not_show(personas, recorded):
+    from investigations.models import RootCause
+    from investigations.selectors.similar import similar_cases
+    from tests.investigations.test_similar import closed
+
+    tls_case = closed(
+        personas,
+        "File uploads slow on the other cloud",
+        root_cause=RootCause.objects.get(slug=TLS_CAUSE),
+    )
+    imported(personas, "a", "curls-a.pcap", recorded["a"])
+    imported(personas, "b", "curls-b.pcap", recorded["b"])
+    imported(personas, "a", "curls-a-cut.pcap", recorded["cut"])
+
+    found = similar_cases(investigation=personas.investigation, user=personas.lead)
+
+    reasons = [reason for item in found if item.case == tls_case for reason in item.reasons]
+    assert not [reason for reason in reasons if "same root cause" in reason], reasons

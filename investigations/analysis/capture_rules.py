@@ -2,8 +2,11 @@
 only.
 
 Pure: each side's analysis (collectors.capture's as_dict) in, Verdicts out. Every rule
-compares rates and shares, never raw counts, since the sides were captured for their own
-durations under their own load.
+compares figures per request, per connection or per packet, never counts or rates per second:
+the sides were captured for their own durations (a capture of 20 requests over 4 s and one of
+the same 20 requests over 0.3 s open connections at very different rates per second, and say
+nothing about either side by it). A knowledge-base entry about TLS is named only where the
+capture saw TLS handshakes.
 """
 
 from statistics import median
@@ -14,9 +17,14 @@ from collectors.phrase import Phrase
 from investigations.analysis.rules.base import Verdict
 from investigations.choices import FindingSeverity as Severity
 
-# One side "opens many connections" at this rate at least, this many times the other's.
-CHURN_RATE = 5.0
+# One side "opens a connection for (nearly) every request": at most this many requests per
+# connection, over at least this many connections, where the other side makes this many
+# times as many requests on each of its connections.
+CHURN_REQUESTS = 2.0
+CHURN_CONNECTIONS = 10
 CHURN_RATIO = 3.0
+# A side "speaks TLS" when at least this share of its connections began with a ClientHello.
+TLS_SHARE = 0.5
 # TLS handshakes per request worth naming, and how much more than the other side.
 HANDSHAKES_PER_REQUEST = 0.5
 HANDSHAKE_RATIO = 3.0
@@ -29,10 +37,6 @@ RETRANSMISSION_SHARE = 0.01
 # Handshakes "slow" at this p90, this many times the other side's.
 SLOW_HANDSHAKE_S = 0.01
 SLOW_RATIO = 3.0
-
-
-def _per_s(value) -> str:
-    return f"{value:,.1f}/s"
 
 
 def _share(value) -> str:
@@ -55,25 +59,77 @@ def _requests(analysis: dict) -> int:
     return analysis.get("connection", {}).get("requests") or 0
 
 
+def _hellos(analysis: dict) -> int:
+    return analysis.get("tls", {}).get("client_hellos") or 0
+
+
+def _connections(analysis: dict) -> int:
+    return analysis.get("connections") or 0
+
+
+def requests_per_connection(analysis: dict) -> float | None:
+    """The requests a connection carries on average, the ClientHellos left out (each is a
+    burst of client payload, counted among the requests); None without connections."""
+    connections = _connections(analysis)
+    if connections:
+        return max(_requests(analysis) - _hellos(analysis), 0) / connections
+    return analysis.get("connection", {}).get("requests_per_connection", {}).get("mean")
+
+
+def handshakes_per_request(analysis: dict) -> float:
+    """TLS handshakes (ClientHellos) per request, the hellos themselves not counted as
+    requests; 0 where the capture saw no TLS."""
+    hellos = _hellos(analysis)
+    return hellos / max(_requests(analysis) - hellos, 1) if hellos else 0.0
+
+
+def speaks_tls(analysis: dict) -> bool:
+    """The capture saw TLS handshakes on most of its connections (or on some, where it does
+    not say how many connections it saw)."""
+    hellos, connections = _hellos(analysis), _connections(analysis)
+    return hellos > 0 and (not connections or hellos >= TLS_SHARE * connections)
+
+
+def _churning(analysis: dict, other: dict) -> bool:
+    mine, theirs = requests_per_connection(analysis), requests_per_connection(other)
+    if not mine or theirs is None or mine > CHURN_REQUESTS:
+        return False
+    if "connections" in analysis and _connections(analysis) < CHURN_CONNECTIONS:
+        return False
+    return theirs >= CHURN_RATIO * mine
+
+
+def _per_connection(analysis: dict) -> str:
+    value = requests_per_connection(analysis)
+    return "—" if value is None else f"{value:,.1f} req/conn"
+
+
 def connection_churn(a: dict, b: dict) -> list[Verdict]:
-    ra, rb = a.get("connections_per_s") or 0, b.get("connections_per_s") or 0
-    side = _one_sided(ra, rb, least=CHURN_RATE, ratio=CHURN_RATIO)
-    if side is None:
+    """One side opens a connection for (nearly) every request where the other reuses its
+    connections: compared per connection, whatever the captures' lengths."""
+    found = [
+        (side, mine, theirs)
+        for side, mine, theirs in (("A", a, b), ("B", b, a))
+        if _churning(mine, theirs)
+    ]
+    if not found:
         return []
-    per = {
-        key: analysis.get("connection", {}).get("requests_per_connection", {}).get("mean")
-        for key, analysis in (("a", a), ("b", b))
-    }
+    side, mine, theirs = found[0]
+    tls = speaks_tls(mine)
     return [
         Verdict(
             rule="capture_connection_churn",
-            root_cause="short-lived-tls-connections",
-            severity=Severity.HIGH,
+            # A TLS cause only from TLS seen: plain TCP churn names no knowledge-base entry.
+            root_cause="short-lived-tls-connections" if tls else "",
+            severity=Severity.HIGH if tls else Severity.MEDIUM,
             title=Phrase(
-                _("Side %(side)s opens %(rate)s new connections where the other opens %(other)s"),
+                _(
+                    "Side %(side)s makes %(mine)s requests per connection where the other "
+                    "makes %(theirs)s"
+                ),
                 side=side,
-                rate=_per_s(ra if side == "A" else rb),
-                other=_per_s(rb if side == "A" else ra),
+                mine=f"{requests_per_connection(mine):,.1f}",
+                theirs=f"{requests_per_connection(theirs):,.1f}",
             ),
             explanation=Phrase(
                 _(
@@ -89,19 +145,14 @@ def connection_churn(a: dict, b: dict) -> list[Verdict]:
                     "the whole process; compare the client libraries and their settings."
                 )
             ),
-            side_a=f"{_per_s(ra)}, {per['a'] or 0:.1f} req/conn",
-            side_b=f"{_per_s(rb)}, {per['b'] or 0:.1f} req/conn",
+            side_a=_per_connection(a),
+            side_b=_per_connection(b),
         )
     ]
 
 
 def tls_handshakes(a: dict, b: dict) -> list[Verdict]:
-    def per_request(analysis: dict) -> float:
-        # A ClientHello is itself a burst of client payload, counted among the requests.
-        hellos = analysis.get("tls", {}).get("client_hellos") or 0
-        return hellos / max(_requests(analysis) - hellos, 1) if hellos else 0.0
-
-    pa, pb = per_request(a), per_request(b)
+    pa, pb = handshakes_per_request(a), handshakes_per_request(b)
     side = _one_sided(pa, pb, least=HANDSHAKES_PER_REQUEST, ratio=HANDSHAKE_RATIO)
     if side is None:
         return []

@@ -141,7 +141,14 @@ class ComparisonOut(Schema):
     a: float | None
     b: float | None
     ratio: float | None = Field(description="a / b")
-    better: str | None = Field(description="a, b, same (within 5 %), or null for volumes")
+    better: str | None = Field(
+        description="a, b, same (within 5 %), or null for volumes and where no_verdict says why"
+    )
+    no_verdict: str | None = Field(
+        None,
+        description="durations_differ: a total or rate over each whole capture, and the "
+        "captures' durations differ by more than 10 %, so neither side is better by it",
+    )
 
 
 class CompareOut(Schema):

@@ -1,17 +1,25 @@
-"""Reads of packet captures: an investigation's captures and the pairs compared."""
+"""Reads of packet captures: an investigation's captures and the pairs compared.
 
-from django.db.models import QuerySet
+Which two captures compare by default: like with like. For each host pair (and for the
+imports) the newest captures of both sides taken at the same moment (the same collection,
+or the same ladder step), else the newest of each side; never a damaged one (a file that
+ends inside a record or is damaged further on was analysed up to the damage only: it holds a
+part of the traffic, and its figures are no side's). A person can still compare any two
+captures by naming them.
+"""
+
+from django.db.models import BooleanField, Case, Q, QuerySet, Value, When
 from django.utils.translation import gettext_noop
 
-from investigations.choices import CaptureStatus
+from investigations.choices import CaptureStatus, SideKey
 from investigations.jobs import JobKind, register
 from investigations.models import Capture, Investigation
-from investigations.selectors.evidence_pairs import (
-    EvidencePair,
-    evidence_get,
-    ladder_rows,
-    newest_pairs,
-)
+from investigations.selectors.evidence_pairs import EvidencePair, evidence_get, ladder_rows
+from investigations.selectors.inventory import host_pairs
+
+# The analysis counts the places where the file is damaged (collectors.capture: "problems");
+# an analysis stored without the count (a test's, an older one) says nothing of damage.
+UNDAMAGED = Q(analysis__problem_count=0) | Q(analysis__problem_count__isnull=True)
 
 # An analysis past its deadline (its worker stopped, or the file is too large) ends so.
 OVERDUE = gettext_noop(
@@ -35,12 +43,102 @@ def capture_get(*, investigation: Investigation, capture_id) -> Capture | None:
     return evidence_get(rows=rows, pk=capture_id)
 
 
-def capture_pairs(*, investigation: Investigation) -> list[EvidencePair]:
-    """The newest analysed capture of each side of every host pair, and of the imports."""
-    ready = investigation.captures.filter(job__status=CaptureStatus.READY).select_related(
-        "host", "side", "job"
+def capture_choices(*, investigation: Investigation) -> QuerySet[Capture]:
+    """The analysed captures a person may compare, newest first, each with `damaged`."""
+    return (
+        captures_for(investigation=investigation)
+        .filter(job__status=CaptureStatus.READY)
+        .annotate(
+            damaged=Case(
+                When(UNDAMAGED, then=Value(False)), default=True, output_field=BooleanField()
+            )
+        )
     )
-    return newest_pairs(investigation=investigation, rows=ready, kind="capture")
+
+
+def capture_damaged(capture: Capture) -> bool:
+    """The file is damaged (or cut short inside a record): analysed up to the damage only."""
+    return bool((capture.analysis or {}).get("problem_count"))
+
+
+def _comparable(investigation: Investigation) -> QuerySet[Capture]:
+    """The analysed captures a comparison may choose by itself, newest first, with what says
+    when each was taken (its collection) and without their analyses."""
+    return (
+        investigation.captures.filter(UNDAMAGED, job__status=CaptureStatus.READY)
+        .select_related("host", "side", "job", "target__collection")
+        .defer("analysis", "marks")
+    )
+
+
+def capture_moment(capture: Capture) -> tuple | None:
+    """What captures taken together share: their ladder step, else their collection; None
+    for an import (nothing says when it was taken)."""
+    if capture.target_id is None:
+        return None
+    collection = capture.target.collection
+    ladder = collection.parameters.get("ladder")
+    if ladder:
+        return ("step", ladder, collection.parameters.get("step"))
+    return ("collection", collection.pk)
+
+
+def _same_moment_or_newest(a_rows: list, b_rows: list) -> tuple | None:
+    """(a, b): the newest pair taken at the same moment, else the newest of each side."""
+    if not a_rows or not b_rows:
+        return None
+    b_by_moment: dict = {}
+    for row in b_rows:
+        moment = capture_moment(row)
+        if moment is not None:
+            b_by_moment.setdefault(moment, row)
+    for row in a_rows:
+        match = b_by_moment.get(capture_moment(row))
+        if match is not None:
+            return row, match
+    return a_rows[0], b_rows[0]
+
+
+def capture_pairs(*, investigation: Investigation) -> list[EvidencePair]:
+    """For each host pair with analysed captures on both sides, and for the imports (which
+    name no host): the two captures compared by default (see the module's docstring), with
+    their analyses loaded."""
+    by_host: dict[tuple, list] = {}
+    for row in _comparable(investigation):
+        by_host.setdefault((row.host_id, row.side.key), []).append(row)
+    chosen, seen = [], set()
+    for pair in host_pairs(investigation=investigation):
+        if pair.a is None or pair.b is None:
+            continue
+        key = f"capture:{pair.a.host_id}:{pair.b.host_id}"
+        found = _same_moment_or_newest(
+            by_host.get((pair.a.host_id, SideKey.A), []),
+            by_host.get((pair.b.host_id, SideKey.B), []),
+        )
+        if found and key not in seen:
+            seen.add(key)
+            chosen.append((key, *found))
+    found = _same_moment_or_newest(
+        by_host.get((None, SideKey.A), []), by_host.get((None, SideKey.B), [])
+    )
+    if found:
+        chosen.append(("capture:imported", *found))
+    # Their analyses, in one query: only the chosen ones are read whole.
+    ids = {capture.pk for _, a, b in chosen for capture in (a, b)}
+    loaded = investigation.captures.select_related("host", "side").in_bulk(ids)
+    return [EvidencePair(key, loaded[a.pk], loaded[b.pk]) for key, a, b in chosen]
+
+
+def capture_counterpart(*, investigation: Investigation, capture: Capture) -> Capture | None:
+    """The capture of the other side to compare `capture` with: one taken at the same moment
+    if there is one, else the other side's newest; never a damaged one."""
+    others = list(_comparable(investigation).exclude(side_id=capture.side_id))
+    moment = capture_moment(capture)
+    if moment is not None:
+        for other in others:
+            if capture_moment(other) == moment:
+                return other
+    return others[0] if others else None
 
 
 def ladder_captures(*, ladder) -> list[Capture]:

@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST, require_safe
 
 from collectors.capture import FIGURES, SideSummary, compare
-from collectors.capture.summary import SAME_WITHIN
+from collectors.capture.summary import DURATIONS_DIFFER, SAME_WITHIN, durations_alike
 from investigations.access import investigation_for_user
 from investigations.analysis.capture_charts import (
     capture_figures,
@@ -32,6 +32,9 @@ from investigations.runs.packets import CaptureParameters
 from investigations.selectors.captures import (
     CAPTURE_JOB,
     OVERDUE,
+    capture_choices,
+    capture_counterpart,
+    capture_damaged,
     capture_get,
     capture_pairs,
     captures_for,
@@ -156,6 +159,9 @@ class ComparedFigure:
     b: str
     ratio: str
     verdict: str  # "better", "worse", "about equal" (side A's) or "" (volume, unknown)
+    # No verdict because the figure is counted over each whole capture and they differ in
+    # length (the note under the table says so).
+    over_capture: bool = False
 
 
 def _compared(a: Capture, b: Capture) -> list[ComparedFigure]:
@@ -166,9 +172,27 @@ def _compared(a: Capture, b: Capture) -> list[ComparedFigure]:
             b=_figure(row.figure, row.b),
             ratio=number_format(row.ratio, 2, use_l10n=True) if row.ratio is not None else "",
             verdict=VERDICTS.get(row.better, ""),
+            over_capture=row.no_verdict == DURATIONS_DIFFER,
         )
         for row in compare(a.analysis, b.analysis)
     ]
+
+
+def _seconds(value: float | None) -> str:
+    return "—" if value is None else f"{_number(value)} s"
+
+
+def _lengths_note(a: Capture, b: Capture) -> str:
+    """Why the figures over each whole capture have no verdict, when they have none."""
+    da, db = a.analysis.get("duration_s"), b.analysis.get("duration_s")
+    if durations_alike(da, db):
+        return ""
+    return gettext(
+        "The captures ran for different lengths (A %(a)s, B %(b)s): rates per second and "
+        "totals over each capture say how long it ran as much as how its side behaves, so "
+        "they have no verdict (marked –). Compare the figures per request, per connection "
+        "and per packet, or captures taken at the same moment."
+    ) % {"a": _seconds(da), "b": _seconds(db)}
 
 
 def _figures_of(capture: Capture) -> list[tuple[str, str]]:
@@ -259,13 +283,7 @@ def capture_detail(request: HttpRequest, pk: int, capture_id: int) -> HttpRespon
                 capture.marks, analysis.get("gaps", []), side, labels
             )
             charts += _chart_list({"timeline": timeline}, "capture")
-        # The other side's newest analysed capture, to compare with.
-        other = (
-            captures_for(investigation=investigation)
-            .filter(job__status=CaptureStatus.READY)
-            .exclude(side__key=side)
-            .first()
-        )
+        other = capture_counterpart(investigation=investigation, capture=capture)
         compare_query = None
         if other is not None:
             a, b = (capture, other) if side == "a" else (other, capture)
@@ -312,11 +330,7 @@ def capture_compare(request: HttpRequest, pk: int) -> HttpResponse:
         "a": a,
         "b": b,
         "ready": ready,
-        "choices": [
-            c
-            for c in captures_for(investigation=investigation)
-            if c.job.status == CaptureStatus.READY
-        ],
+        "choices": list(capture_choices(investigation=investigation)),
     }
     if ready:
         # Each capture keeps its own side's colour and label, whichever side it is shown as.
@@ -332,6 +346,8 @@ def capture_compare(request: HttpRequest, pk: int) -> HttpResponse:
         context.update(
             {
                 "rows": _compared(a, b),
+                "lengths_note": _lengths_note(a, b),
+                "damaged": [capture for capture in (a, b) if capture_damaged(capture)],
                 "charts": charts,
                 "gap_sides": [
                     ("a", _gaps(a.analysis, GAPS_COMPARED), _threshold(a.analysis)),

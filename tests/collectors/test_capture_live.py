@@ -302,7 +302,7 @@ def test_short_tls_connections_on_one_side_and_one_paused_keepalive_on_the_other
     assert len(server_waits) == paused["slow_answers"]
     verdicts = {row.figure: row.better for row in compare(a, b)}
     assert verdicts["requests_per_connection"] == "b"
-    assert verdicts["gaps"] == "a"
+    assert verdicts["gaps_per_request"] == "a"
 
 
 def test_a_receiver_that_stops_reading_closes_its_window(capture_dir):

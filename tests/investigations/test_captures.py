@@ -164,7 +164,8 @@ def test_both_sides_are_captured_together_and_the_network_is_compared(
         data={"a": a["id"], "b": b["id"]},
     ).body
     rows = {row["figure"]: row for row in compared["figures"]}
-    assert rows["tls_handshakes"]["better"] == "b" and rows["connections"]["a"] == 12
+    assert rows["tls_handshakes_per_request"]["better"] == "b" and rows["connections"]["a"] == 12
+    assert rows["requests_per_connection"]["better"] == "b"
 
     rules = set(
         Finding.objects.filter(investigation=personas.investigation).values_list("rule", flat=True)
@@ -176,6 +177,12 @@ def test_both_sides_are_captured_together_and_the_network_is_compared(
         investigation=personas.investigation, rule="capture_request_pauses"
     )
     assert "before" in pauses.title and pauses.host_b == hosts["b"]
+    # TLS seen on side A: its churn points to the TLS cause.
+    churn = Finding.objects.get(
+        investigation=personas.investigation, rule="capture_connection_churn"
+    )
+    assert churn.root_cause.slug == "short-lived-tls-connections"
+    assert churn.title.startswith("Side A makes ") and "requests per connection" in churn.title
     step = ChecklistItem.objects.get(investigation=personas.investigation, key="packets_at_knee")
     assert step.status == "done" and step.auto
 

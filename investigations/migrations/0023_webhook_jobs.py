@@ -5,8 +5,14 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 # The rows written here are checked now, not at the commit: the job column's ALTER that
-# follows cannot run while checks of them are pending (PostgreSQL).
+# follows cannot run while checks of them are pending (PostgreSQL; SQLite has no such
+# statement and checks as it goes).
 CHECK_NOW = "SET CONSTRAINTS ALL IMMEDIATE"
+
+
+def check_now(schema_editor) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(CHECK_NOW)
 
 
 def deliveries_to_jobs(apps, schema_editor):
@@ -24,7 +30,7 @@ def deliveries_to_jobs(apps, schema_editor):
             created_at=delivery.created_at,
         )
         delivery.save(update_fields=["job"])
-    schema_editor.execute(CHECK_NOW)
+    check_now(schema_editor)
 
 
 def jobs_to_deliveries(apps, schema_editor):
@@ -40,7 +46,7 @@ def jobs_to_deliveries(apps, schema_editor):
         delivery.save(
             update_fields=["status", "attempts", "last_error", "claimed_at", "finished_at"]
         )
-    schema_editor.execute(CHECK_NOW)
+    check_now(schema_editor)
 
 
 class Migration(migrations.Migration):

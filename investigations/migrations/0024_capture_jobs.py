@@ -5,8 +5,14 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 # The rows written here are checked now, not at the commit: the job column's ALTER that
-# follows cannot run while checks of them are pending (PostgreSQL).
+# follows cannot run while checks of them are pending (PostgreSQL; SQLite has no such
+# statement and checks as it goes).
 CHECK_NOW = "SET CONSTRAINTS ALL IMMEDIATE"
+
+
+def check_now(schema_editor) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(CHECK_NOW)
 
 
 def captures_to_jobs(apps, schema_editor):
@@ -25,7 +31,7 @@ def captures_to_jobs(apps, schema_editor):
             created_at=capture.collected_at,
         )
         capture.save(update_fields=["job"])
-    schema_editor.execute(CHECK_NOW)
+    check_now(schema_editor)
 
 
 def jobs_to_captures(apps, schema_editor):
@@ -39,7 +45,7 @@ def jobs_to_captures(apps, schema_editor):
         )
         capture.error, capture.phrases = job.error, job.phrases
         capture.save(update_fields=["status", "progress", "deadline_at", "error", "phrases"])
-    schema_editor.execute(CHECK_NOW)
+    check_now(schema_editor)
 
 
 class Migration(migrations.Migration):

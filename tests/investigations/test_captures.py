@@ -93,7 +93,7 @@ def capturing(api: ApiClient, collection_id: int) -> dict:
 
 
 def test_both_sides_are_captured_together_and_the_network_is_compared(
-    personas, celery_worker, credential, start_host
+    personas, celery_worker, credential, start_host, shipped_knowledge
 ):
     need_tcpdump()
     hosts = {

@@ -291,6 +291,10 @@ def test_every_kind_of_page_fits_a_phone(browser, live_server, demo_case, screen
         settle(page)
         found[what] = layout_problems(page)
         screenshot(page, f"phone-{what.replace(' ', '-')}")
+        # Every form and folded part opened: they must fit too.
+        page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        settle(page)
+        found[f"{what}, opened"] = layout_problems(page)
     context.close()
 
     assert {what: problems for what, problems in found.items() if problems} == {}

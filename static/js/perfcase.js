@@ -171,6 +171,16 @@ document.addEventListener("DOMContentLoaded", function () {
   if (field) field.focus({preventScroll: true});
 });
 
+// A form of the case page that failed without htmx draws the page at the form's own address,
+// which answers only POST: the address bar gets the page's own, so that reloading it or
+// sharing it opens the case (the page keeps the form, its error and what was typed).
+document.addEventListener("DOMContentLoaded", function () {
+  var canonical = document.querySelector("link[rel=canonical]");
+  if (!canonical) return;
+  var path = new URL(canonical.href, location.href).pathname;
+  if (path !== location.pathname) history.replaceState(null, "", path);
+});
+
 // Confirm before destroying: a form with data-confirm asks first (deleting a host or a
 // credential, removing a member, closing a case, revoking a token).
 document.addEventListener("submit", function (event) {
@@ -226,3 +236,37 @@ document.addEventListener("change", function (event) {
     if (!document.querySelector(".frame")) moved = true;  // all in: the page is the person's
   });
 })();
+
+// A field with a length limit counts instead of cutting: the browser's maxlength silently
+// drops what is pasted beyond it (a 5,000-character title became its first 200). The limit
+// moves to data-maxlength; near it the field shows "count / limit", marked when over, and
+// the server refuses the excess beside the field with what was typed kept.
+function perfcaseCountCharacters(root) {
+  if (!root.querySelectorAll) return;
+  var fields = root.matches && root.matches("[maxlength]") ? [root] : [];
+  root.querySelectorAll("input[maxlength], textarea[maxlength]").forEach(function (field) {
+    fields.push(field);
+  });
+  fields.forEach(function (field) {
+    var kind = field.tagName === "TEXTAREA" ? "textarea" : field.getAttribute("type") || "text";
+    if (!/^(textarea|text|search|url|email)$/.test(kind)) return;
+    var limit = parseInt(field.getAttribute("maxlength"), 10);
+    field.removeAttribute("maxlength");
+    if (!(limit > 0)) return;
+    field.dataset.maxlength = limit;
+    var count = document.createElement("small");
+    count.className = "char-count";
+    count.setAttribute("aria-live", "polite");
+    field.insertAdjacentElement("afterend", count);
+    var update = function () {
+      var length = Array.from(field.value).length;
+      count.hidden = length < limit * 0.8;
+      count.textContent = length.toLocaleString() + " / " + limit.toLocaleString();
+      count.classList.toggle("over", length > limit);
+    };
+    field.addEventListener("input", update);
+    update();
+  });
+}
+
+htmx.onLoad(perfcaseCountCharacters);

@@ -38,8 +38,16 @@ var PERFCASE_NARROW = 560;
 // On a narrow chart a legend beside or under the plot at a fixed fraction of its height wraps
 // onto the axis title: it goes to the foot of the figure, in rows, and the figure grows by
 // as many rows as it may take, so the plot keeps its height.
+// Labels written above the plot (a ladder's knees) would meet the title there: the title
+// moves to the top edge of the figure and the figure grows by a line.
 function perfcaseNarrowLegend(figure) {
   var layout = figure.layout || {};
+  if (layout.title && (layout.annotations || []).length) {
+    layout.title = Object.assign({}, layout.title, {yref: "container", y: 1, yanchor: "top", pad: {t: 4}});
+    layout.margin = Object.assign({}, layout.margin || {});
+    layout.margin.t = (layout.margin.t || 0) + 20;
+    if (layout.height) layout.height += 20;
+  }
   var shown = (figure.data || []).filter(function (trace) {
     return trace.showlegend !== false && trace.name;
   });

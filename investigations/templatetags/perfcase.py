@@ -4,10 +4,11 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
 from investigations.choices import (
+    ROLE_IN_TEXT,
     DeliveryStatus,
     EventKind,
     FindingSeverity,
@@ -71,6 +72,12 @@ def fact(value) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     return str(value)
+
+
+@register.filter
+def role_in_text(role: str) -> str:
+    """A host's role inside a sentence ("as load generator"), in the reader's language."""
+    return gettext(ROLE_IN_TEXT.get(role, role))
 
 
 @register.filter

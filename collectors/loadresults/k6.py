@@ -40,11 +40,13 @@ def _k6_number(metric: dict, name: str, stat: str, required: bool = True):
     return value
 
 
-def parse_k6_json(text: str) -> list[StepResult]:
+def parse_k6_json(text: str | bytes, *, concurrency: int | None = None) -> list[StepResult]:
     """k6's JSON summary: `k6 run --summary-export=FILE` or handleSummary's
     `JSON.stringify(data)`. p50 is k6's med; p75 and p99 only when the run asked for them
     (--summary-trend-stats). Failed requests (http_req_failed) are errors of kind "other":
-    k6 does not say why they failed."""
+    k6 does not say why they failed. The load is the vus metric's max; a run shorter than
+    k6's first sample of it (about a second) has none: then `concurrency` (the script's
+    VUs) is the load, as hey's -c is for hey."""
     source = read_text(text, "k6 JSON summary")
     try:
         data = read_json(source)
@@ -124,11 +126,27 @@ def parse_k6_json(text: str) -> list[StepResult]:
                 values, name, "value"
             )
             break
+    if load is not None and concurrency is not None:
+        raise LoadResultError(
+            None,
+            Phrase(
+                gettext_noop(
+                    "metrics.vus: the summary states its own load (%(vus)s VUs): give no load"
+                ),
+                vus=f"{load:g}",
+            ),
+        )
+    if load is None:
+        load = concurrency
     if load is None:
         raise LoadResultError(
             None,
             Phrase(
-                gettext_noop("metrics.vus: expected the k6 metric vus or vus_max, found neither")
+                gettext_noop(
+                    "metrics.vus: expected the k6 metric vus or vus_max, found neither (k6 "
+                    "samples them once a second: a shorter run has none; give its VUs as the "
+                    "load)"
+                )
             ),
         )
     state = data.get("state")

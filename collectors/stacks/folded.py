@@ -19,14 +19,22 @@ default; async-profiler's --total counts nanoseconds or bytes instead, which we 
 tell). A fractional count can only be a weight: the profile then has no samples at all
 (FoldedProfile.has_samples is False), so that no share mixes the two.
 
-Stacks with no frame are left out and counted in `skipped`. Anything else that is not a
-folded line raises ValueError naming the line and what was expected.
+Stacks with no frame, blank lines and `#` comment lines (which flamegraph.pl also leaves
+out, as lines of no stack) are left out and counted in `skipped`, the first few named in
+`problems`. Anything else that is not a folded line raises ValueError naming the line and
+what was expected.
 """
 
 import re
 from collections.abc import Iterable
 
-from collectors.stacks.profile import EMPTY_STACK, FoldedProfile, perl_order
+from collectors.stacks.profile import (
+    BLANK_LINE,
+    COMMENT_LINE,
+    EMPTY_STACK,
+    FoldedProfile,
+    perl_order,
+)
 
 _FRACTIONAL = re.compile(r"\d+(?:\.\d*)?", re.ASCII)
 # A count longer than this is no profile's (u64 has 20 digits): refuse it before int().
@@ -42,7 +50,10 @@ def _lines(data: str | bytes | Iterable[str]) -> Iterable[str]:
     if isinstance(data, bytes | bytearray):
         data = bytes(data).decode("utf-8", "surrogateescape")
     if isinstance(data, str):
-        return data.split("\n")
+        lines = data.split("\n")
+        if lines[-1] == "":
+            lines.pop()  # the end of the last line, no line of its own
+        return lines
     return data
 
 
@@ -59,7 +70,11 @@ def _parse(
         if not isinstance(line, str):
             raise ValueError(f"line {number}: expected text, got {type(line).__name__}")
         text = line.rstrip(" \t\r\n")
-        if not text:
+        if not text or text.startswith("#"):
+            reason = COMMENT_LINE if text else BLANK_LINE
+            skipped[reason] = skipped.get(reason, 0) + 1
+            if len(problems) < 5:
+                problems.append(f"line {number}: {reason}: {_shown(text)}")
             continue
         if "\0" in text:
             raise ValueError(f"line {number}: a NUL byte; {_EXPECTED}")

@@ -11,6 +11,8 @@ UNTERMINATED = "unterminated sample"  # the last sample, with no blank line afte
 UNRECOGNIZED = "unrecognized line"  # lines that are neither a header nor a frame
 OUTSIDE_SAMPLE = "frame outside a sample"  # frame lines after a blank line, before a header
 EMPTY_STACK = "empty stack"  # folded lines with a count but no frame (py-spy, async-profiler)
+COMMENT_LINE = "comment line"  # folded lines starting with #
+BLANK_LINE = "blank line"  # empty lines in a folded file
 
 # The suffix of kernel frames (stackcollapse-perf.pl --kernel or --all, async-profiler's
 # --annotate).

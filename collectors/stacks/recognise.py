@@ -13,20 +13,24 @@ What marks each format (the head of the file is enough: a profile says what it i
   - otherwise folded stacks as stackcollapse-*.pl, inferno or flamegraph.pl read them.
 """
 
-import json
 from dataclasses import dataclass
 
 from collectors.phrase import Phrase
 from collectors.phrase import gettext_noop as _
+from collectors.signatures import (
+    HEAD_BYTES,
+    Kind,
+    binary_kind,
+    described,
+    head_lines,
+    said,
+    text_kind,
+)
 
 PERF_SCRIPT = "perf-script"
 FOLDED = "folded"
 ASYNC_PROFILER = "async-profiler"
 PY_SPY = "py-spy"
-
-HEAD_BYTES = 64 * 1024
-# Lines looked at: enough to see the marks, few enough to stay quick on any file.
-HEAD_LINES = 400
 
 # The marks are checked with string methods, token by token, never with a pattern that
 # could backtrack over a long hostile line (tests/app/test_redos.py).
@@ -152,10 +156,15 @@ def _java_name(name: str) -> bool:
 @dataclass(frozen=True)
 class Recognised:
     """The profile format a file holds (one of the names above), or None and what the file
-    looks like instead."""
+    looks like instead (`kind`: what it is, collectors.signatures)."""
 
     format: str | None
     looks_like: Phrase | None = None
+    kind: Kind | None = None
+
+
+def _not_a_profile(kind: Kind) -> Recognised:
+    return Recognised(None, said(kind), kind)
 
 
 EXPECTED = _(
@@ -163,60 +172,6 @@ EXPECTED = _(
     "lines, as stackcollapse-perf.pl, async-profiler's `-o collapsed` and py-spy's "
     "`--format raw` write them)."
 )
-
-_BINARY = (
-    (
-        (b"PERFILE2", b"2ELIFREP", b"PERFFILE"),
-        _(
-            "a perf.data file (the binary that perf record writes): run "
-            "`perf script -i perf.data > profile.txt` where it was recorded, and import the text"
-        ),
-    ),
-    (
-        (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d"),
-        _("a packet capture (pcap): import it as a capture, not as a profile"),
-    ),
-    (
-        (b"\x0a\x0d\x0d\x0a",),
-        _("a packet capture (pcapng): import it as a capture, not as a profile"),
-    ),
-    ((b"\x1f\x8b",), _("a gzip-compressed file: unpack it (gunzip) and import what is inside")),
-    ((b"\x28\xb5\x2f\xfd",), _("a zstd-compressed file: unpack it and import what is inside")),
-    ((b"BZh",), _("a bzip2-compressed file: unpack it and import what is inside")),
-    ((b"\xfd7zXZ\x00",), _("an xz-compressed file: unpack it and import what is inside")),
-    ((b"PK\x03\x04",), _("a zip archive: unpack it and import the profiles inside")),
-    ((b"\x7fELF",), _("a program or library (an ELF binary), not a profile")),
-)
-
-
-def _looks_like_text(head: str) -> Phrase:
-    start = head.lstrip("\ufeff \t\r\n")
-    lowered = start[:400].lower()
-    if start[:1] in "{[":
-        if "speedscope" in lowered or "speedscope" in head[:4000]:
-            return Phrase(
-                _("speedscope's JSON: import the profile it was made from, or folded stacks")
-            )
-        if '"timedeltas"' in head[:200_000].lower() or '"callframe"' in head[:200_000].lower():
-            return Phrase(_("a Chrome or Node.js .cpuprofile (JSON): not a format read here"))
-        try:
-            json.loads(head)
-        except ValueError:
-            pass
-        return Phrase(_("JSON, not a profile in a format read here"))
-    if lowered.startswith("<?xml") or lowered.startswith("<svg") or "<svg" in lowered:
-        return Phrase(
-            _(
-                "an SVG image (a flame graph drawn by flamegraph.pl?): import the folded "
-                "stacks it was drawn from"
-            )
-        )
-    if lowered.startswith("<!doctype html") or lowered.startswith("<html"):
-        return Phrase(_("an HTML page, not a profile"))
-    first = next((line for line in start.split("\n") if line.strip()), "")
-    shown = first.rstrip("\r")
-    shown = shown if len(shown) <= 80 else shown[:80] + "…"
-    return Phrase(_("text whose first line is %(line)s"), line=repr(shown))
 
 
 def _folded_kind(lines: list[str]) -> str:
@@ -231,27 +186,21 @@ def _folded_kind(lines: list[str]) -> str:
 
 
 def recognise(data: bytes | str) -> Recognised:
-    """The format of a profile file, from its first 64 KB."""
+    """The format of a profile file, from its first 64 KB; a file that another tool's marks
+    name (a capture, ab's output, fio's JSON...) is that, whatever its lines look like."""
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogateescape")
     head = bytes(data[:HEAD_BYTES])
-    for magics, what in _BINARY:
-        if head.startswith(magics):
-            return Recognised(None, Phrase(what))
-    if not head.strip():
-        return Recognised(None, Phrase(_("an empty file")))
-    if b"\0" in head:
-        return Recognised(None, Phrase(_("binary data, not text")))
-    text = head.decode("utf-8", "replace")
-    if text.count("\ufffd") > len(text) // 20:
-        return Recognised(None, Phrase(_("binary data, not text")))
-    lines = text.split("\n")
-    if len(data) > HEAD_BYTES and len(lines) > 1:
-        lines.pop()  # cut in the middle
-    lines = [line.rstrip("\r") for line in lines[:HEAD_LINES]]
+    kind = binary_kind(head)
+    if kind is not None:
+        return _not_a_profile(kind)
+    text, lines = head_lines(data)
     filled = [line for line in lines if line.strip()]
     if any(line.startswith("# captured on:") or line == "# ========" for line in filled[:5]):
         return Recognised(PERF_SCRIPT)
+    kind = text_kind(text, lines)
+    if kind is not None:
+        return _not_a_profile(kind)
     frames = sum(1 for line in filled if _perf_frame(line))
     headers = sum(1 for line in filled if _perf_header(line))
     if headers and (frames or headers == len(filled)):
@@ -259,6 +208,8 @@ def recognise(data: bytes | str) -> Recognised:
     stacks = [line for line in filled if not line.startswith("#")]
     folded = [line for line in stacks if _folded_line(line)]
     # Folded with a few bad lines is still folded: its parser then names the line.
-    if stacks and _folded_line(stacks[0]) and len(folded) * 2 >= len(stacks):
+    # (Numbers alone are no stacks: a file of counts only is not a profile.)
+    framed = any(not line.strip().isdigit() for line in folded)
+    if stacks and _folded_line(stacks[0]) and len(folded) * 2 >= len(stacks) and framed:
         return Recognised(_folded_kind(folded))
-    return Recognised(None, _looks_like_text(text))
+    return _not_a_profile(described(text))

@@ -11,7 +11,7 @@ from pydantic import WithJsonSchema
 
 from investigations.access import investigation_for_user
 from investigations.analysis.baseline import DEFAULT_MARGIN, NOISY_SPREAD, as_csv, as_markdown
-from investigations.api.imports import importer
+from investigations.api.imports import ImportReadOut, importer, read_out
 from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id
 from investigations.selectors.baselines import baseline_table
@@ -130,6 +130,9 @@ def baseline_download(investigation, format: str, margin: float) -> HttpResponse
 
 class ImportedBaselineOut(Schema):
     imported: int = Field(description="results (metrics) imported")
+    read: list[ImportReadOut] = Field(
+        [], description="each file's results read and what was skipped, and why"
+    )
 
 
 @importer(
@@ -139,6 +142,7 @@ class ImportedBaselineOut(Schema):
     'text), one benchmark a file, an optional role; `{"imported": n}` comes back.',
 )
 def baselines_import(*, request, investigation, side, format, files, options) -> dict:
+    reports = []
     rows = baseline_import(
         investigation=investigation,
         user=request.user,
@@ -146,5 +150,6 @@ def baselines_import(*, request, investigation, side, format, files, options) ->
         files=baseline_uploads_read(files),
         role=options.get("role") or "",
         expected=format,
+        reports=reports,
     )
-    return {"imported": len(rows)}
+    return {"imported": len(rows), "read": read_out(reports)}

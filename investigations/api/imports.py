@@ -14,7 +14,7 @@ from typing import Union
 
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
-from ninja import File, Form, Router, Status
+from ninja import Field, File, Form, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from investigations.access import investigation_for_user
@@ -23,6 +23,27 @@ from investigations.api.schemas import ErrorOut, Id, NotNull, Text
 from investigations.choices import Role
 
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
+
+
+class SkipReasonOut(Schema):
+    reason: str
+    count: int
+
+
+class ImportReadOut(Schema):
+    """What an importer found in one file (collectors.filekind.ReadReport)."""
+
+    file: str
+    format: str
+    unit: str = Field(description="what was counted: samples, stacks, requests or results")
+    read: int = Field(description="how many were read")
+    skipped: int = Field(description="how many were left out")
+    reasons: list[SkipReasonOut] = Field(description="why they were left out, with counts")
+    examples: list[str] = Field(description="the first few left out, 'line N: ...'")
+
+
+def read_out(reports) -> list[dict]:
+    return [report.as_dict() for report in reports or ()]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from ninja import Field, Router, Schema, Status
 from pydantic import BeforeValidator, StrictInt
 
 from investigations.access import investigation_for_user, ladder_for_user
-from investigations.api.imports import importer
+from investigations.api.imports import ImportReadOut, importer, read_out
 from investigations.api.schemas import ErrorOut, Id, one_of, stated
 from investigations.choices import (
     RATE_TOOLS,
@@ -155,6 +155,9 @@ class LadderOut(Schema):
     )
     created_at: datetime
     finished_at: datetime | None
+    read: list[ImportReadOut] = Field(
+        [], description="after an import: each file's requests read and what was skipped"
+    )
 
 
 def _taken_during(rows) -> list[dict]:
@@ -258,7 +261,8 @@ def ladders_cancel(request, ladder_id: Id):
     *ImportFormat.values,
     out=LadderOut,
     summary="load results, a ladder comes back (`ladder`: add a side or more steps to it; "
-    "`load`: for hey (-c) and wrk2 (-R) output without its command line).",
+    "`load`: for hey (-c) and wrk2 (-R) output without its command line, and a k6 JSON "
+    "summary without a vus metric).",
 )
 def ladder_results_import(*, request, investigation, side, format, files, options) -> dict:
     onto = None
@@ -275,4 +279,4 @@ def ladder_results_import(*, request, investigation, side, format, files, option
         ladder=onto,
         load=options["load"],
     )
-    return ladder_out(created)
+    return ladder_out(created) | {"read": read_out(getattr(created, "read_report", None))}

@@ -9,7 +9,7 @@ from ninja import Field, Router, Schema
 
 from collectors.stacks import FoldedProfile, compare_profiles, function_shares
 from investigations.access import investigation_for_user, profile_for_user
-from investigations.api.imports import importer
+from investigations.api.imports import ImportReadOut, importer, read_out
 from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id
 from investigations.choices import ProfileFormat
@@ -164,6 +164,9 @@ def profiles_folded(request, profile_id: Id):
 
 class ImportedProfilesOut(Schema):
     profiles: list[ProfileOut]
+    read: list[ImportReadOut] = Field(
+        [], description="each file's samples read and what was skipped, and why"
+    )
 
 
 @importer(
@@ -179,4 +182,7 @@ def profiles_import(*, request, investigation, side, format, files, options) -> 
         format=format,
         files=profile_uploads_read(files),
     )
-    return {"profiles": imported}
+    return {
+        "profiles": imported,
+        "read": read_out(getattr(profile, "read_report", None) for profile in imported),
+    }

@@ -37,7 +37,8 @@ class ImportForm(forms.Form):
         min_value=0.001,
         label=_("Load"),
         help_text=_(
-            "Only for hey (its -c) and wrk2 (its -R) when the file lacks the command line."
+            "Only for hey (its -c) and wrk2 (its -R) when the file lacks the command line, "
+            "and for a k6 JSON summary without a vus metric (its VUs)."
         ),
     )
     ladder = forms.ModelChoiceField(

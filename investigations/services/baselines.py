@@ -5,8 +5,11 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
-from collectors.baseline import BY_KEY, BenchmarkOutputError, parse_import
+from collectors.baseline import BY_KEY, BenchmarkOutputError
+from collectors.baseline.parsers import read_import
+from collectors.filekind import FileRefused, ReadReport, formats_of, read_as
 from collectors.phrase import Phrase, ngettext_noop
+from collectors.signatures import BASELINES
 from investigations.analysis.baseline import evaluate_baseline, summarise
 from investigations.choices import BaselineStatus, EventKind, HostRole
 from investigations.models import BaselineResult, CollectionTarget, Investigation
@@ -77,10 +80,12 @@ def baseline_import(
     files: list[tuple[str, bytes]],
     role: str = "",
     expected: str = "",
+    reports: list[ReadReport] | None = None,
 ) -> list[BaselineResult]:
     """Results made elsewhere (fio JSON, iperf3 JSON, sysbench cpu or memory text) onto a
-    side, one benchmark a file, all or nothing; a file that does not parse is refused with
-    its name and what was expected."""
+    side, one benchmark a file (fio: its pack's jobs and a randrw job), all or nothing; a
+    file that does not parse is refused with its name and what was expected, a file of
+    another kind with what it is. What each file held is added to `reports`."""
     errors = {}
     if side_key not in ("a", "b"):
         errors["side"] = _("Choose side a or b.")
@@ -97,34 +102,51 @@ def baseline_import(
     for name, content in files:
         if len(content) > MAX_IMPORT_BYTES:
             raise too_large(name, MAX_IMPORT_BYTES)
+        formats = (expected,) if expected else formats_of(BASELINES)
         try:
-            benchmark, values = parse_import(content.decode("utf-8", "replace"))
-        except BenchmarkOutputError as error:
-            raise ValidationError({"file": f"{name}: {message_of(error)}"}) from None
-        found = TOOL_FORMAT.get(BY_KEY[benchmark].tool)
-        if expected and found != expected:
+            content, _kind = read_as(name, content, formats=formats, max_bytes=MAX_IMPORT_BYTES)
+            found = read_import(content)
+        except (FileRefused, BenchmarkOutputError) as error:
+            message = message_of(error)
             raise ValidationError(
-                {
-                    "file": _("%(file)s is %(found)s output, not %(expected)s.")
-                    % {"file": name, "found": found, "expected": expected}
-                }
+                {"file": message if isinstance(error, FileRefused) else f"{name}: {message}"}
+            ) from None
+        for benchmark, values in found.results.items():
+            tool_format = TOOL_FORMAT.get(BY_KEY[benchmark].tool)
+            if expected and tool_format != expected:
+                raise ValidationError(
+                    {
+                        "file": _("%(file)s is %(found)s output, not %(expected)s.")
+                        % {"file": name, "found": tool_format, "expected": expected}
+                    }
+                )
+            network = BY_KEY[benchmark].network
+            rows += [
+                BaselineResult(
+                    investigation=investigation,
+                    side=side,
+                    role="" if network else role,
+                    benchmark=benchmark,
+                    metric=metric,
+                    status=BaselineStatus.MEASURED,
+                    values=[round(value, 6)],
+                    median=value,
+                    source=name[:200],
+                    created_by=user,
+                )
+                for metric, value in values.items()
+            ]
+        if reports is not None:
+            reports.append(
+                ReadReport(
+                    file=name,
+                    format=TOOL_FORMAT[BY_KEY[benchmark].tool],
+                    unit="results",
+                    read=sum(len(values) for values in found.results.values()),
+                    skipped=found.skipped,
+                    examples=tuple(found.examples),
+                )
             )
-        network = BY_KEY[benchmark].network
-        rows += [
-            BaselineResult(
-                investigation=investigation,
-                side=side,
-                role="" if network else role,
-                benchmark=benchmark,
-                metric=metric,
-                status=BaselineStatus.MEASURED,
-                values=[round(value, 6)],
-                median=value,
-                source=name[:200],
-                created_by=user,
-            )
-            for metric, value in values.items()
-        ]
     rows = BaselineResult.objects.bulk_create(rows)
     timeline_event_log(
         investigation=investigation,

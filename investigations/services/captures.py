@@ -22,14 +22,16 @@ from collectors.capture import (
 )
 from collectors.capture.reader import PCAPNG_SECTION_MIN_BYTES
 from collectors.capture.remote import CaptureRequest
+from collectors.filekind import peek
 from collectors.phrase import Phrase, ngettext_noop
+from collectors.signatures import HEAD_BYTES, said
 from investigations import jobs
 from investigations.analysis.capture_marks import slowest_connection_marks
 from investigations.analysis.capture_rules import evaluate_captures
 from investigations.choices import CaptureStatus, EventKind
 from investigations.jobs import enqueue
 from investigations.models import Capture, CollectionTarget, Investigation, Job
-from investigations.phrases import message_of
+from investigations.phrases import message_of, translate
 from investigations.selectors.captures import CAPTURE_JOB, OVERDUE, capture_pairs
 from investigations.services.checklist import checklist_refresh
 from investigations.services.findings import PairVerdicts, findings_record
@@ -118,7 +120,8 @@ def _import_problem(upload) -> str | None:
             "size": MAX_IMPORT_BYTES // 1024**3,
         }
     upload.seek(0)
-    head = upload.read(PCAPNG_SECTION_MIN_BYTES)
+    # Enough to tell what a file is that is no capture (collectors.signatures).
+    head = upload.read(max(PCAPNG_SECTION_MIN_BYTES, HEAD_BYTES))
     upload.seek(0)
     if not head:
         return _("%(file)s is empty.") % {"file": upload.name}
@@ -133,7 +136,12 @@ def _import_problem(upload) -> str | None:
             "is %(header)d bytes.",
             upload.size,
         ) % {"file": upload.name, "size": upload.size, "header": header or PCAPNG_SECTION_MIN_BYTES}
-    if found is None or header is None:
+    if found is None:
+        return _(
+            "%(file)s is not a pcap or pcapng file (tcpdump -w and Wireshark write those; "
+            "convert others with editcap): it is %(looks_like)s."
+        ) % {"file": upload.name, "looks_like": translate(said(peek(head)))}
+    if header is None:
         return _(
             "%(file)s is not a pcap or pcapng file (tcpdump -w and Wireshark write those; "
             "convert others with editcap)."

@@ -5,6 +5,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from collectors.filekind import FileRefused, ReadReport, read_as, unpack
 from collectors.loadresults import LoadResultError
 from collectors.loadresults import parse as parse_results
 from collectors.loadrun import LOAD_OPTION
@@ -20,25 +21,32 @@ from investigations.uploads import too_large, uploads_read
 
 MAX_IMPORT_BYTES = 20 * 1024 * 1024  # a file
 MAX_IMPORT_FILES = 50
+# The load a format's output may not state, given beside the file: hey's -c, wrk2's -R, and
+# the concurrency of a k6 JSON summary of a run too short for k6 to sample its vus.
+IMPORT_LOAD_OPTION = {**LOAD_OPTION, "k6-json": "concurrency"}
 
 
 def _import_results(format: str, files: list[tuple[str, bytes]], load: float | None) -> list:
     """Every file's steps, or a ValidationError naming the file, the line and what was
-    expected."""
-    if load is not None and format not in LOAD_OPTION:
+    expected (or, for a file of another kind, what it is)."""
+    if load is not None and format not in IMPORT_LOAD_OPTION:
         raise ValidationError(
             {"load": _("%(format)s states its own load.") % {"format": ImportFormat(format).label}}
         )
     if load is not None and len(files) > 1:
         raise ValidationError({"load": _("Give the load with one file at a time.")})
-    options = {LOAD_OPTION[format]: load} if load is not None else {}
-    results, sources = [], []  # sources: the file each result came from
+    options = {IMPORT_LOAD_OPTION[format]: load} if load is not None else {}
+    results, sources, reports = [], [], []  # sources: the file each result came from
     for name, content in files:
         where = f"{name}: "
         if len(content) > MAX_IMPORT_BYTES:
             raise too_large(name, MAX_IMPORT_BYTES)
         try:
-            text = content.decode("utf-8")
+            content = unpack(name, content, max_bytes=MAX_IMPORT_BYTES)
+            content.decode("utf-8")
+            content, _kind = read_as(name, content, formats=(format,), max_bytes=MAX_IMPORT_BYTES)
+        except FileRefused as error:
+            raise ValidationError({"file": message_of(error)}) from None
         except UnicodeDecodeError as error:
             raise ValidationError(
                 {
@@ -46,6 +54,7 @@ def _import_results(format: str, files: list[tuple[str, bytes]], load: float | N
                     % {"file": name, "byte": error.start}
                 }
             ) from None
+        text = content.decode("utf-8")
         try:
             found = parse_results(format, text, **options)
         except LoadResultError as error:
@@ -54,6 +63,14 @@ def _import_results(format: str, files: list[tuple[str, bytes]], load: float | N
             raise ValidationError({"file": _("%(file)s: no results in the file.") % {"file": name}})
         results.extend(found)
         sources.extend([name] * len(found))
+        reports.append(
+            ReadReport(
+                file=name,
+                format=format,
+                unit="requests",
+                read=sum(result.requests for result in found),
+            )
+        )
     if len({result.load_kind for result in results}) > 1:
         raise ValidationError(
             {"file": _("Some files step connections and others requests/s: import them apart.")}
@@ -68,7 +85,7 @@ def _import_results(format: str, files: list[tuple[str, bytes]], load: float | N
                 % {"loads": ", ".join(f"{x:g}" for x in repeated), "files": ", ".join(names)}
             }
         )
-    return sorted(results, key=lambda result: result.load)
+    return sorted(results, key=lambda result: result.load), reports
 
 
 def _load_number(load: float) -> int | float:
@@ -108,7 +125,7 @@ def ladder_import(
         errors["ladder"] = _("Choose a ladder of this investigation.")
     if errors:
         raise ValidationError(errors)
-    results = _import_results(format, files, load)
+    results, reports = _import_results(format, files, load)
     side = investigation.sides.get(key=side_key)
     if ladder is None:
         ladder = Ladder.objects.create(
@@ -194,6 +211,7 @@ def ladder_import(
         format=format,
     )
     checklist_refresh(investigation=investigation)
+    ladder.read_report = reports
     return ladder
 
 

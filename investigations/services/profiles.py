@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from collectors.filekind import FileRefused, ReadReport, unpack
 from collectors.phrase import Phrase, ngettext_noop
 from collectors.profile import ProfileCheck, ProfileRequest
 from collectors.stacks import (
@@ -145,14 +146,20 @@ def profile_import(
     if errors:
         raise ValidationError(errors)
     side = investigation.sides.get(key=side_key)
-    parsed = []
+    parsed, reports = [], []
     for name, content in files:
         if len(content) > MAX_IMPORT_BYTES:
             raise too_large(name, MAX_IMPORT_BYTES)
+        try:
+            content = unpack(name, content, max_bytes=MAX_IMPORT_BYTES)
+        except FileRefused as error:
+            raise ValidationError({"file": message_of(error)}) from None
         recognised = recognise(content)
         chosen = recognised.format if format == AUTO else format
-        if chosen is None:
-            raise ValidationError({"file": _not_this_format(name, format, recognised)})
+        # A file is read as what it is, never as what was asked for: only the folded
+        # formats, one format with different details, may be read as one another.
+        if chosen is None or not _readable_as(recognised.format, chosen):
+            raise ValidationError({"file": _not_this_format(name, chosen, recognised)})
         try:
             folded = PARSERS[chosen](content)
         except ValueError as error:
@@ -172,6 +179,7 @@ def profile_import(
         if chosen == ProfileFormat.FOLDED and counts_are_periods(folded):
             folded = replace(folded, samples={})
         parsed.append((name, chosen, folded))
+        reports.append(_report(name, chosen, folded))
     profiles = [
         _profile(
             folded,
@@ -186,6 +194,8 @@ def profile_import(
         )
         for name, chosen, folded in parsed
     ]
+    for profile, report in zip(profiles, reports, strict=True):
+        profile.read_report = report
     formats = list(dict.fromkeys(chosen for _name, chosen, _folded in parsed))
     timeline_event_log(
         investigation=investigation,
@@ -207,6 +217,30 @@ def profile_import(
     return profiles
 
 
+_FOLDED_FAMILY = (ProfileFormat.FOLDED, ProfileFormat.ASYNC_PROFILER, ProfileFormat.PY_SPY)
+
+
+def _readable_as(found: str | None, chosen: str) -> bool:
+    return found == chosen or (found in _FOLDED_FAMILY and chosen in _FOLDED_FAMILY)
+
+
+def _report(name: str, format: str, folded: FoldedProfile) -> ReadReport:
+    """What a profile file held: its samples (its stacks when its counts are weights), and
+    what was left out."""
+    if folded.samples:
+        unit, read = "samples", folded.total_samples
+    else:  # fractional counts: weights, no samples
+        unit, read = "stacks", len(folded.weights)
+    return ReadReport(
+        file=name,
+        format=format,
+        unit=unit,
+        read=read,
+        skipped=dict(folded.skipped),
+        examples=tuple(folded.problems),
+    )
+
+
 def _not_this_format(name: str, chosen: str, recognised: Recognised) -> str | None:
     """Why a file cannot be read as `chosen`, when what it holds says: it is another
     profile format, or no profile at all. None when it looks like `chosen` (then the
@@ -220,7 +254,7 @@ def _not_this_format(name: str, chosen: str, recognised: Recognised) -> str | No
             "looks_like": translate(recognised.looks_like),
             "expected": translate(Phrase(EXPECTED)),
         }
-    if recognised.format == chosen:
+    if _readable_as(recognised.format, chosen):
         return None
     return _("%(file)s: this is %(found)s, not %(chosen)s: import it as “%(found)s”.") % {
         "file": name,

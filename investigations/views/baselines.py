@@ -24,6 +24,7 @@ from investigations.api.baselines import baseline_download
 from investigations.choices import CollectionKind, HostRole, Role
 from investigations.forms.baselines import BaselineImportForm
 from investigations.forms.collections import start_ids
+from investigations.import_reports import read_summary
 from investigations.runs.baseline import BaselineParameters
 from investigations.selectors.baselines import baseline_table
 from investigations.services.baselines import baseline_import, baseline_uploads_read
@@ -128,8 +129,11 @@ def baseline_export_view(request: HttpRequest, pk: int, format: str) -> HttpResp
 def baseline_import_view(request: HttpRequest, pk: int) -> HttpResponse:
     investigation = investigation_for_user(request.user, pk, Role.RESPONDER)
 
+    reports = []
+
     def imported(rows) -> HttpResponse:
-        messages.success(request, gettext("Baseline results imported."))
+        found = read_summary(reports)
+        messages.success(request, f"{gettext('Baseline results imported.')} {found}".strip())
         return redirect(reverse("baseline_page", args=[pk]))
 
     def again(form) -> HttpResponse:
@@ -146,6 +150,7 @@ def baseline_import_view(request: HttpRequest, pk: int) -> HttpResponse:
             side_key=data["side"],
             role=data["role"],
             files=baseline_uploads_read(data["file"]),
+            reports=reports,
         ),
         done=imported,
         failed=again,

@@ -13,6 +13,7 @@ from investigations.access import investigation_for_user, ladder_for_user
 from investigations.analysis.ladder import figures, find_knee
 from investigations.choices import ENDED_LADDER_STATUSES, Role
 from investigations.forms import ImportForm, LadderForm
+from investigations.import_reports import read_summary
 from investigations.models import Ladder
 from investigations.selectors import (
     ladder_choices,
@@ -92,7 +93,8 @@ def ladder_import_view(request: HttpRequest, pk: int) -> HttpResponse:
                 "Imported %(count)d files onto side %(side)s.",
                 count,
             )
-            % {"count": count, "side": side.upper()},
+            % {"count": count, "side": side.upper()}
+            + (" " + read_summary(getattr(ladder, "read_report", None))).rstrip(),
         )
         return redirect("ladder_detail", pk=ladder.pk)
 

@@ -15,6 +15,7 @@ from investigations.analysis.flame import diff_tree, flame_tree
 from investigations.choices import Role
 from investigations.forms.collections import start_ids
 from investigations.forms.profiles import ProfileImportForm
+from investigations.import_reports import read_summary
 from investigations.runs.profile import ProfileParameters
 from investigations.selectors.profiles import (
     profile_counts,
@@ -178,7 +179,8 @@ def profile_import_view(request: HttpRequest, pk: int) -> HttpResponse:
     form = ProfileImportForm(request.POST, request.FILES)
 
     def imported(profiles) -> HttpResponse:
-        messages.success(request, _("Profiles imported."))
+        found = read_summary(getattr(profile, "read_report", None) for profile in profiles)
+        messages.success(request, f"{_('Profiles imported.')} {found}".strip())
         return redirect(reverse("investigation_detail", args=[pk]) + "#profiles")
 
     return submit(

@@ -803,7 +803,8 @@ MISSING_LINE = [
         k6_json(
             "k6-handle-summary.json", lambda d: [d["metrics"].pop(k) for k in ("vus", "vus_max")]
         ),
-        "metrics.vus: expected the k6 metric vus or vus_max, found neither",
+        "metrics.vus: expected the k6 metric vus or vus_max, found neither (k6 samples them "
+        "once a second: a shorter run has none; give its VUs as the load)",
     ),
 ]
 

@@ -356,7 +356,18 @@ def test_the_role_of_an_import_is_optional(personas):
     answer = import_files(api, personas, "a", "sysbench-text", [("cpu.txt", cpu_1_a())], None)
 
     assert answer.status_code == 201, answer.content
-    assert answer.body == {"imported": 1}
+    assert answer.body["imported"] == 1
+    assert answer.body["read"] == [
+        {
+            "file": "cpu.txt",
+            "format": "sysbench-text",
+            "unit": "results",
+            "read": 1,
+            "skipped": 0,
+            "reasons": [],
+            "examples": [],
+        }
+    ]
     assert list(BaselineResult.objects.values_list("role", flat=True)) == [""]
 
 
@@ -414,8 +425,10 @@ def test_a_file_that_is_no_result_is_refused_with_its_name(personas):
 
     message = refused(import_files(api, personas, "a", "sysbench-text", [("junk.txt", GARBAGE)]))
 
-    assert message.startswith("junk.txt: not a result Perfcase reads"), message
-    assert "fio --output-format=json" in message
+    assert message == (
+        "junk.txt is not sysbench cpu or memory output: it is text whose first line is "
+        "'this is not the output of any benchmark'."
+    ), message
     assert not BaselineResult.objects.exists()
 
 
@@ -426,7 +439,10 @@ def test_a_fio_file_sent_as_sysbench_text_is_refused_with_what_it_is(personas):
         import_files(api, personas, "a", "sysbench-text", [("fio.json", text("fio-pack.json"))])
     )
 
-    assert message == "fio.json is fio-json output, not sysbench-text."
+    assert message == (
+        "fio.json is not sysbench cpu or memory output: it is fio's JSON report: import it "
+        "under baseline results (format fio-json)."
+    )
     assert not BaselineResult.objects.exists()
 
 
@@ -435,7 +451,10 @@ def test_sysbench_text_sent_as_iperf3_json_is_refused(personas):
 
     message = refused(import_files(api, personas, "b", "iperf3-json", [("cpu.txt", cpu_1_a())]))
 
-    assert message == "cpu.txt is sysbench-text output, not iperf3-json."
+    assert message == (
+        "cpu.txt is not iperf3's JSON report (-J): it is sysbench cpu output: import it under "
+        "baseline results (format sysbench-text)."
+    )
 
 
 def test_an_iperf3_run_that_failed_is_refused_with_iperf3s_error(personas):
@@ -522,7 +541,7 @@ def test_an_import_is_all_or_nothing(personas):
         )
     )
 
-    assert message.startswith("bad.txt: ")
+    assert message.startswith("bad.txt is not sysbench cpu or memory output: it is text ")
     assert not BaselineResult.objects.exists()
     assert TimelineEvent.objects.filter(investigation=personas.investigation).count() == events
     assert table_of(api, personas)["items"] == []
@@ -989,7 +1008,7 @@ def test_a_garbage_file_on_the_pages_form_shows_the_error_with_status_400(person
 
     assert answer.status_code == 400
     content = answer.content.decode()
-    assert "junk.txt: not a result Perfcase reads" in content
+    assert "junk.txt is not a baseline result (fio JSON, iperf3 JSON, sysbench cpu or " in content
     assert 'name="baseline-file"' in content  # the form again, to try once more
     assert not BaselineResult.objects.exists()
 
@@ -1012,8 +1031,8 @@ def test_the_pages_form_refuses_a_side_that_is_not_a_or_b_and_a_viewer(personas)
     ("name", "shown"),
     [
         # A browser's file name is cut at its last slash: "</script>" leaves "script>.json".
-        ("<script>alert(1)</script>.json", "script&gt;.json: not a result"),
-        ("<img src=x onerror=alert(1)>.json", "&lt;img src=x onerror=alert(1)&gt;.json: not a"),
+        ("<script>alert(1)</script>.json", "script&gt;.json is not a baseline result"),
+        ("<img src=x onerror=alert(1)>.json", "&lt;img src=x onerror=alert(1)&gt;.json is not a"),
     ],
 )
 def test_a_hostile_file_name_is_escaped_in_the_pages_error(personas, name, shown):

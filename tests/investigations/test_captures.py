@@ -378,7 +378,8 @@ def test_a_file_that_is_no_capture_is_refused_and_nothing_is_kept(personas):
         {
             "field": "file",
             "message": "notes.txt is not a pcap or pcapng file (tcpdump -w and Wireshark write "
-            "those; convert others with editcap).",
+            "those; convert others with editcap): it is text whose first line is "
+            "'GET / HTTP/1.1'.",
         }
     ]
     assert not Capture.objects.exists()
@@ -416,7 +417,7 @@ PCAPNG_START = bytes.fromhex("0a0d0d0a1c0000004d3c2b1a01000000ffffffffffffffff1c
             "x.pcap",
             b"0123456789",
             "x.pcap is not a pcap or pcapng file (tcpdump -w and Wireshark write those; "
-            "convert others with editcap).",
+            "convert others with editcap): it is text whose first line is '0123456789'.",
         ),
     ],
 )

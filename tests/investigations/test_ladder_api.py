@@ -42,6 +42,7 @@ LADDER_KEYS = {
     "captures",  # and the packet captures
     "created_at",
     "finished_at",
+    "read",  # after an import: what each file held
 }
 SIDE_KEYS = {
     "side",

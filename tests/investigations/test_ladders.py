@@ -1078,7 +1078,6 @@ def test_wrk2_takes_its_rate_as_the_load(personas):
     [
         ("wrk", "wrk-latency.txt"),
         ("ab", "ab.txt"),
-        ("k6-json", "k6-summary-export.json"),
         ("k6-text", "k6-text.txt"),
         ("jmeter-csv", "jmeter-ladder.jtl"),
         ("locust-csv", "locust_stats_history.csv"),
@@ -1099,6 +1098,25 @@ def test_a_load_is_refused_for_formats_that_state_their_own(personas, format, na
 
     assert errors == {"load": [f"{LABELS[format]} states its own load."]}
     assert rows() == before
+
+
+def test_a_k6_summary_with_its_own_vus_refuses_a_load(personas):
+    errors = refused(
+        ladder_import,
+        investigation=personas.investigation,
+        user=personas.member,
+        side_key="a",
+        format="k6-json",
+        files=files("k6-summary-export.json"),
+        load=10,
+    )
+
+    assert errors == {
+        "file": [
+            "k6-summary-export.json: metrics.vus: the summary states its own load (5 VUs): "
+            "give no load"
+        ]
+    }
 
 
 def test_a_load_is_given_with_one_file_at_a_time(personas):
@@ -1218,7 +1236,7 @@ def test_an_empty_file_is_refused(personas):
         files=[("empty.txt", b"")],
     )
 
-    assert errors == {"file": ["empty.txt: line 1: expected wrk output, found an empty text"]}
+    assert errors == {"file": ["empty.txt is not wrk output: it is an empty file."]}
 
 
 def test_more_than_fifty_files_are_refused(personas):
@@ -1626,7 +1644,11 @@ def test_a_responder_imports_several_files_from_the_page(personas):
 
     ladder = Ladder.objects.get()
     assert response.redirect_chain[0] == (f"/ladders/{ladder.pk}/", 302)
-    assert messages_of(response) == ["Imported 3 files onto side A."]
+    assert messages_of(response) == [
+        "Imported 3 files onto side A. k6-summary-export.json: 23,637 requests read. "
+        "k6-handle-summary.json: 5,176 requests read. k6-summary-export-default-stats.json: "
+        "2,508 requests read."
+    ]
     assert [s.load for s in LadderStep.objects.all()] == [3, 4, 5]
     assert "Imported results" in html(response)
 

@@ -1,0 +1,41 @@
+"""What an import found, said on the page: how many samples, requests or results each file
+gave, how many records were left out and why (collectors.filekind.ReadReport)."""
+
+from django.utils.translation import gettext, ngettext
+
+from collectors.filekind import EXAMPLES_KEPT
+
+UNITS = {
+    "samples": lambda n: ngettext("%(count)s sample", "%(count)s samples", n),
+    "stacks": lambda n: ngettext("%(count)s stack", "%(count)s stacks", n),
+    "requests": lambda n: ngettext("%(count)s request", "%(count)s requests", n),
+    "results": lambda n: ngettext("%(count)s result", "%(count)s results", n),
+}
+
+
+def read_summary(reports) -> str:
+    """One sentence a file: "dd.txt: 1,234 samples read; 3 skipped (other event: 3)."."""
+    sentences = []
+    for report in reports or ():
+        if report is None:
+            continue
+        unit = UNITS.get(report.unit, UNITS["results"])
+        read = unit(report.read) % {"count": f"{report.read:,}"}
+        if not report.skipped_count:
+            sentences.append(
+                gettext("%(file)s: %(read)s read.") % {"file": report.file, "read": read}
+            )
+            continue
+        reasons = ", ".join(
+            f"{reason}: {count:,}" for reason, count in list(report.skipped.items())[:EXAMPLES_KEPT]
+        )
+        sentences.append(
+            gettext("%(file)s: %(read)s read; %(skipped)s skipped (%(reasons)s).")
+            % {
+                "file": report.file,
+                "read": read,
+                "skipped": f"{report.skipped_count:,}",
+                "reasons": reasons,
+            }
+        )
+    return " ".join(sentences)

@@ -1,15 +1,32 @@
 """What an import found, said on the page: how many samples, requests or results each file
 gave, how many records were left out and why (collectors.filekind.ReadReport)."""
 
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from collectors.filekind import EXAMPLES_KEPT
+
+# The reasons the parsers give (in English, collectors being no Django), for the translators.
+REASONS = (
+    gettext_noop("comment line"),
+    gettext_noop("blank line"),
+    gettext_noop("empty stack"),
+    gettext_noop("other event"),
+    gettext_noop("unterminated sample"),
+    gettext_noop("unrecognized line"),
+    gettext_noop("frame outside a sample"),
+    gettext_noop("a job whose rw mode is not read here"),
+    gettext_noop("malformed"),
+    gettext_noop("cut by the snap length before their TCP header"),
+    gettext_noop("of a link type not read here"),
+    gettext_noop("with a TCP header shorter than 20 bytes"),
+)
 
 UNITS = {
     "samples": lambda n: ngettext("%(count)s sample", "%(count)s samples", n),
     "stacks": lambda n: ngettext("%(count)s stack", "%(count)s stacks", n),
     "requests": lambda n: ngettext("%(count)s request", "%(count)s requests", n),
     "results": lambda n: ngettext("%(count)s result", "%(count)s results", n),
+    "packets": lambda n: ngettext("%(count)s packet", "%(count)s packets", n),
 }
 
 
@@ -27,7 +44,8 @@ def read_summary(reports) -> str:
             )
             continue
         reasons = ", ".join(
-            f"{reason}: {count:,}" for reason, count in list(report.skipped.items())[:EXAMPLES_KEPT]
+            f"{gettext(reason)}: {count:,}"
+            for reason, count in list(report.skipped.items())[:EXAMPLES_KEPT]
         )
         sentences.append(
             gettext("%(file)s: %(read)s read; %(skipped)s skipped (%(reasons)s).")

@@ -8,13 +8,13 @@ from ninja import Field, Router, Schema
 
 from collectors.capture import compare
 from investigations.access import capture_for_user, investigation_for_user
-from investigations.api.imports import importer
+from investigations.api.imports import ImportReadOut, importer
 from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id
 from investigations.choices import CaptureStatus
 from investigations.models import Capture
 from investigations.phrases import stored_text
-from investigations.selectors.captures import capture_get, captures_for
+from investigations.selectors.captures import capture_get, capture_read, captures_for
 from investigations.services.captures import capture_import
 from investigations.views.evidence_items import stored_file
 
@@ -133,6 +133,11 @@ class CaptureDetailOut(CaptureOut):
     connections_finished_early: int | None = None
     problems: list[dict] = Field([], description="damage: {offset, message}")
     problem_count: int | None = None
+    read: ImportReadOut | None = Field(
+        None,
+        description="once analysed: its packets, and those whose contents could not be read, "
+        "by why",
+    )
 
 
 class ComparisonOut(Schema):
@@ -204,7 +209,8 @@ def captures_get(request, capture_id: Id):
     capture = capture_for_user(request.user, capture_id)
     # The capture's fields under the names the schema reads them by, then the analysis.
     body = CaptureOut.from_orm(capture).model_dump(by_alias=True)
-    return (capture.analysis or {}) | body
+    read = capture_read(capture)
+    return (capture.analysis or {}) | body | {"read": read.as_dict() if read else None}
 
 
 @router.get("/captures/{capture_id}/pcap", response={200: None, **ERRORS})

@@ -11,6 +11,7 @@ captures by naming them.
 from django.db.models import BooleanField, Case, Q, QuerySet, Value, When
 from django.utils.translation import gettext_noop
 
+from collectors.filekind import EXAMPLES_KEPT, ReadReport
 from investigations.choices import CaptureStatus, SideKey
 from investigations.jobs import JobKind, register
 from investigations.models import Capture, Investigation
@@ -59,6 +60,35 @@ def capture_choices(*, investigation: Investigation) -> QuerySet[Capture]:
 def capture_damaged(capture: Capture) -> bool:
     """The file is damaged (or cut short inside a record): analysed up to the damage only."""
     return bool((capture.analysis or {}).get("problem_count"))
+
+
+# Packets of a capture whose contents the analysis could not read, by why (its decode counts).
+UNREAD_PACKETS = {
+    "malformed": "malformed",
+    "truncated": "cut by the snap length before their TCP header",
+    "unsupported_link": "of a link type not read here",
+    "short_tcp": "with a TCP header shorter than 20 bytes",
+}
+
+
+def capture_read(capture: Capture) -> ReadReport | None:
+    """What an analysed capture held: its packets, and those whose contents could not be
+    read, by why (None while it is analysed, or when the analysis failed)."""
+    analysis = capture.analysis or {}
+    if "packets" not in analysis:
+        return None
+    decode = analysis.get("decode") or {}
+    return ReadReport(
+        file=capture.name,
+        format="pcap",
+        unit="packets",
+        read=int(analysis["packets"] or 0),
+        skipped={why: decode[key] for key, why in UNREAD_PACKETS.items() if decode.get(key)},
+        examples=tuple(
+            f"byte {problem.get('offset')}: {problem.get('message')}"
+            for problem in (analysis.get("problems") or [])[:EXAMPLES_KEPT]
+        ),
+    )
 
 
 def _comparable(investigation: Investigation) -> QuerySet[Capture]:

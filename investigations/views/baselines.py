@@ -133,7 +133,8 @@ def baseline_import_view(request: HttpRequest, pk: int) -> HttpResponse:
 
     def imported(rows) -> HttpResponse:
         found = read_summary(reports)
-        messages.success(request, f"{gettext('Baseline results imported.')} {found}".strip())
+        done = gettext("Baseline results imported.")
+        messages.success(request, f"{done} {found}".strip())
         return redirect(reverse("baseline_page", args=[pk]))
 
     def again(form) -> HttpResponse:

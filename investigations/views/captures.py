@@ -26,6 +26,7 @@ from investigations.analysis.capture_charts import (
 from investigations.choices import CaptureStatus, Role
 from investigations.forms.captures import CaptureImportForm
 from investigations.forms.collections import start_ids
+from investigations.import_reports import read_summary
 from investigations.jobs import is_overdue
 from investigations.models import Capture
 from investigations.runs.packets import CaptureParameters
@@ -37,6 +38,7 @@ from investigations.selectors.captures import (
     capture_damaged,
     capture_get,
     capture_pairs,
+    capture_read,
     captures_for,
 )
 from investigations.services.captures import (
@@ -300,6 +302,7 @@ def capture_detail(request: HttpRequest, pk: int, capture_id: int) -> HttpRespon
                 "server_ports": analysis.get("connection", {}).get("server_ports", []),
                 "guessed_ports": analysis.get("connection", {}).get("guessed_server_ports", []),
                 "decode": analysis.get("decode", {}),
+                "read": read_summary([capture_read(capture)]),
                 "gap_threshold": _threshold(analysis),
                 "compare_query": compare_query,
             }

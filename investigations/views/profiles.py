@@ -180,7 +180,8 @@ def profile_import_view(request: HttpRequest, pk: int) -> HttpResponse:
 
     def imported(profiles) -> HttpResponse:
         found = read_summary(getattr(profile, "read_report", None) for profile in profiles)
-        messages.success(request, f"{_('Profiles imported.')} {found}".strip())
+        done = _("Profiles imported.")
+        messages.success(request, f"{done} {found}".strip())
         return redirect(reverse("investigation_detail", args=[pk]) + "#profiles")
 
     return submit(

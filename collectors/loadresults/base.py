@@ -3,7 +3,7 @@
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from collectors.phrase import Phrase, as_phrase, gettext_noop
@@ -53,6 +53,9 @@ class StepResult:
     transfer_bytes_per_s: float | None
     latency_ms: dict[str, float | None]  # keys exactly LATENCY_KEYS
     errors: dict[str, int]  # keys exactly ERROR_KEYS
+    # Records of the file left out while reading it, by why (on a file's first step only:
+    # they belong to the file, not to a load level).
+    skipped: dict[str, int] = field(default_factory=dict)
 
 
 def make_step(load, kind, duration, requests, rps, transfer, latency, errors=None) -> StepResult:

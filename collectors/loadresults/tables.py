@@ -4,6 +4,7 @@ import csv
 import io
 import math
 import re
+from dataclasses import replace
 from decimal import Decimal
 
 from collectors.loadresults.base import (
@@ -223,8 +224,10 @@ def parse_locust_csv(text: str) -> list[StepResult]:
     row's "100%", or the run's "Total Max Response Time" when the step set it."""
     header, rows = _csv(text, "Locust stats history", _LOCUST_REQUIRED)
     history = []
+    endpoint_rows = 0
     for line, row in rows:
         if row["Name"] != "Aggregated":
+            endpoint_rows += 1
             continue
         record = {
             "line": line,
@@ -265,6 +268,11 @@ def parse_locust_csv(text: str) -> list[StepResult]:
                 )
             ),
         )
+    held = sum(len(intervals) for intervals in levels.values())
+    skipped = {
+        "rows of one endpoint (the 'Aggregated' rows are read)": endpoint_rows,
+        "intervals while the user count changed": len(history) - 1 - held,
+    }
     steps = []
     for users in sorted(levels):
         intervals = levels[users]
@@ -302,4 +310,5 @@ def parse_locust_csv(text: str) -> list[StepResult]:
                 errors={"other": failures},
             )
         )
-    return steps
+    skipped = {why: count for why, count in skipped.items() if count}
+    return [replace(steps[0], skipped=skipped), *steps[1:]] if skipped else steps

@@ -69,6 +69,7 @@ def _import_results(format: str, files: list[tuple[str, bytes]], load: float | N
                 format=format,
                 unit="requests",
                 read=sum(result.requests for result in found),
+                skipped={why: n for result in found for why, n in result.skipped.items()},
             )
         )
     if len({result.load_kind for result in results}) > 1:

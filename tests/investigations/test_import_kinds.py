@@ -242,3 +242,23 @@ def test_an_analysed_capture_says_how_many_packets_it_read(personas):
         reverse("capture_detail", args=[personas.investigation.pk, capture.pk])
     )
     assert f"trace.pcap: {capture.packets:,} packets read." in page.content.decode()
+
+
+def test_a_locust_history_says_which_rows_it_left_out(personas):
+    answer = post(personas, "locust-csv", "locust.csv", _read(LOADS / "locust_stats_history.csv"))
+
+    assert answer.status_code == 201, answer.body
+    assert answer.body["read"] == [
+        {
+            "file": "locust.csv",
+            "format": "locust-csv",
+            "unit": "requests",
+            "read": 221 + 441 + 661,
+            "skipped": 75,
+            "reasons": [
+                {"reason": "rows of one endpoint (the 'Aggregated' rows are read)", "count": 72},
+                {"reason": "intervals while the user count changed", "count": 3},
+            ],
+            "examples": [],
+        }
+    ]

@@ -108,7 +108,7 @@ def test_a_bad_import_names_the_file_in_the_import_form(personas):
 
     assert response.status_code == 400
     form = between(page(response), '<details class="ladder-import"', "</details>")
-    assert "broken.txt: " in form
+    assert "broken.txt is not wrk output: it is text whose first line is " in form
     assert form.startswith('<details class="ladder-import" open')
 
 
@@ -140,7 +140,7 @@ def test_an_import_error_names_the_file_even_alone(personas):
             format="wrk",
             files=[("run-1.txt", b"garbage\n")],
         )
-    assert caught.value.message_dict["file"][0].startswith("run-1.txt: ")
+    assert caught.value.message_dict["file"][0].startswith("run-1.txt is not wrk output: ")
 
 
 # --- 4. A running ladder's page shows each finished step --------------------------------------

@@ -23,7 +23,7 @@ def as_text(data: str | bytes) -> str:
     """A tool's output as text, whether it came as text or as bytes (read as UTF-8, a byte
     that is not UTF-8 replaced: the numbers read here are ASCII)."""
     if isinstance(data, bytes | bytearray | memoryview):
-        return bytes(data).decode("utf-8", "replace")
+        data = bytes(data).decode("utf-8", "replace")
     if not isinstance(data, str):
         raise BenchmarkOutputError(
             Phrase(
@@ -31,7 +31,7 @@ def as_text(data: str | bytes) -> str:
                 type=type(data).__name__,
             )
         )
-    return data
+    return data.removeprefix("\ufeff")  # a byte-order mark is no part of the output
 
 
 def _refuse(tool: str, expected: str) -> BenchmarkOutputError:

@@ -54,7 +54,8 @@ def _import_results(format: str, files: list[tuple[str, bytes]], load: float | N
                     % {"file": name, "byte": error.start}
                 }
             ) from None
-        text = content.decode("utf-8")
+        # A byte-order mark (a CSV saved by a spreadsheet) is no part of the text.
+        text = content.decode("utf-8").removeprefix("\ufeff")
         try:
             found = parse_results(format, text, **options)
         except LoadResultError as error:

@@ -262,3 +262,17 @@ def test_a_locust_history_says_which_rows_it_left_out(personas):
             "examples": [],
         }
     ]
+
+
+@pytest.mark.parametrize(
+    "format, name, path",
+    [
+        ("jmeter-csv", "results.jtl", LOADS / "jmeter-ladder.jtl"),
+        ("iperf3-json", "iperf3.json", BASELINE / "iperf3.json"),
+    ],
+)
+def test_a_file_saved_with_a_byte_order_mark_is_read(personas, format, name, path):
+    # As a spreadsheet or a Windows editor saves a CSV or JSON file.
+    answer = post(personas, format, name, b"\xef\xbb\xbf" + _read(path))
+
+    assert answer.status_code == 201, answer.body

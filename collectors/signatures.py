@@ -116,6 +116,15 @@ def _json_kind(head: str) -> Kind | None:
         return _kind("iperf3-json", _("iperf3's JSON report (-J)"), BASELINES, "iperf3-json")
     if '"metrics"' in lowered and ('"root_group"' in lowered or '"http_reqs"' in lowered):
         return _kind("k6-json", _("a k6 JSON summary"), LADDERS, "k6-json")
+    if '"type":"metric"' in lowered[:4000] or '"type":"point"' in lowered[:4000]:
+        return _kind(
+            "k6-stream",
+            _("k6's --out json stream (a point a line)"),
+            advice=_(
+                "import the run's summary instead (k6 run --summary-export=FILE, or "
+                "handleSummary's JSON)"
+            ),
+        )
     if "speedscope" in lowered[:4000]:
         return _kind(
             "speedscope",

@@ -61,7 +61,7 @@ def _format_of(path: Path) -> str | None:
         return "iperf3-json"
     if name.startswith("sysbench-"):
         return "sysbench-text"
-    if name.startswith("k6-") and name.endswith(".json"):
+    if name.startswith("k6-") and name.endswith(".json") and "stream" not in name:
         return "k6-json"
     if path.parent == PROFILES:
         return "perf-script"
@@ -327,3 +327,14 @@ def test_each_parser_fails_only_with_its_own_error_on_mutated_real_samples(forma
             PARSERS[format](data)
         except (FileRefused, *OWN_ERRORS):
             pass  # refused in words; any other exception fails the test with its input
+
+
+def test_k6s_point_stream_is_named_for_what_it_is_not_read_as_a_summary():
+    stream = (IMPORTS / "k6-out-json-stream.json").read_bytes()
+    with pytest.raises(FileRefused) as refused:
+        read_as("points.json", stream, formats=("k6-json",), max_bytes=MB)
+    assert str(refused.value) == (
+        "points.json is not a k6 JSON summary: it is k6's --out json stream (a point a line): "
+        "import the run's summary instead (k6 run --summary-export=FILE, or handleSummary's "
+        "JSON)."
+    )

@@ -55,6 +55,7 @@ KINDS: list[tuple[str, bytes, str | None]] = [
     ("trace.pcap", _read(CAPTURES / "zero-window-sll.pcap"), "pcap"),
     ("trace.pcapng", _read(CAPTURES / "two-interfaces.pcapng"), "pcap"),
     ("trace.pcap.gz", gzip.compress(_read(CAPTURES / "zero-window-sll.pcap"), mtime=0), None),
+    ("k6-points.json", _read(IMPORTS / "k6-out-json-stream.json"), None),
     ("notes.json", b'{"name": "not a tool", "values": [1, 2, 3]}\n', None),
     ("empty.txt", b"", None),
 ]

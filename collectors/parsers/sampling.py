@@ -10,11 +10,19 @@ VMSTAT_COLUMNS = ("r", "b", "in", "cs", "us", "sy", "id", "wa", "st")
 MPSTAT_COLUMNS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "guest", "gnice", "idle")
 
 
-def parse_vmstat(text: str) -> list[dict[str, int]]:
+def _text(data: str | bytes) -> str:
+    """The tools' output as text, whether it came as text or bytes (numbers are ASCII)."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        return bytes(data).decode("utf-8", "replace")
+    return data
+
+
+def parse_vmstat(text: str | bytes) -> list[dict[str, int]]:
     """`vmstat -n 1 N`: one dict a second (run queue, interrupts, context switches, CPU %).
 
     vmstat's first line averages since boot: it is left out.
     """
+    text = _text(text)
     lines = [line.split() for line in text.splitlines() if line.strip()]
     header = next((i for i, words in enumerate(lines) if words[:2] == ["r", "b"]), None)
     if header is None:
@@ -29,12 +37,13 @@ def parse_vmstat(text: str) -> list[dict[str, int]]:
     return samples
 
 
-def parse_mpstat(text: str) -> list[dict[str, dict[str, float]]]:
+def parse_mpstat(text: str | bytes) -> list[dict[str, dict[str, float]]]:
     """`LC_ALL=C mpstat -P ALL 1 N`: one {cpu: {usr, sys, soft, steal, ...}} a second.
 
     "all" is the whole host; "0", "1", ... each CPU. The closing Average: block is left out
     (a step that was stopped early has none): average_per_cpu() takes the mean instead.
     """
+    text = _text(text)
     series: list[dict[str, dict[str, float]]] = []
     names: list[str] | None = None
     for line in text.splitlines():

@@ -1,6 +1,9 @@
 """Which profile format a file holds, recognised from what is in it: each format by marks of
 its own, never "whatever parsed". A file that is no profile is named for what it looks like
-(a pcap, JSON, perf.data, an SVG flame graph...), so that a person knows what to do.
+(a pcap, JSON, perf.data, an SVG flame graph...), so that a person knows what to do. Every
+other kind's marks (captures, load tools, benchmarks, compressed files) are in
+collectors/signatures.py, read first: a file another tool's marks name is that tool's,
+whatever its lines look like; collectors/filekind.py gives the importers both.
 
 What marks each format (the head of the file is enough: a profile says what it is early):
 - `perf script`: its header comments (`# ========`, `# captured on:`), sample headers

@@ -259,3 +259,9 @@ def test_no_busiest_cpu_without_per_cpu_lines():
     assert busiest_cpu({"all": per_cpu["all"]}) is None
     assert busiest_cpu({}) is None
     assert average_per_cpu([]) == {}
+
+
+def test_the_sampling_parsers_take_bytes_and_text_alike():
+    vmstat, mpstat = DATA / "vmstat-n-1-4.txt", DATA / "mpstat-all-1-3.txt"
+    assert parse_vmstat(vmstat.read_bytes()) == parse_vmstat(vmstat.read_text())
+    assert parse_mpstat(mpstat.read_bytes()) == parse_mpstat(mpstat.read_text())

@@ -211,6 +211,20 @@ def test_fio_normal_json_with_a_randrw_job_is_imported_as_its_own_rows(personas)
         ("fio_randrw", "write_latency_us"),
     ]
     assert answer.body["read"][0]["read"] == 4
+    api = ApiClient(personas.member)
+    table = api.get(f"/api/investigations/{personas.investigation.pk}/baseline").body
+    mixed = [row for row in table["items"] if row["benchmark"] == "fio_randrw"]
+    assert [(row["metric"], row["a"]) for row in mixed] == [
+        ("read_iops", 11173.913043),
+        ("read_latency_us", 57.845925623),
+        ("write_iops", 11133.933033),
+        ("write_latency_us", 3.8727397999999997),
+    ]
+    page = personas.client(personas.member).get(
+        reverse("baseline_page", args=[personas.investigation.pk])
+    )
+    assert page.status_code == 200
+    assert "fio mixed random read and write (randrw), imported" in page.content.decode()
 
 
 def test_an_iperf3_run_whose_receiver_reported_nothing_is_refused_saying_so(personas):

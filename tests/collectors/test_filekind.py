@@ -29,10 +29,9 @@ from collectors.loadresults import FORMATS as LOAD_FORMATS
 from collectors.loadresults import LoadResultError, parse_hey, parse_k6_json, parse_wrk2
 from collectors.stacks import fold_perf_script, parse_async_profiler, parse_folded, parse_py_spy
 from collectors.stacks.profile import BLANK_LINE, COMMENT_LINE
-from tests.collectors.test_stacks import ASYNC_PROFILER, PY_SPY_RAW, PY_SPY_THREADS
+from tests.collectors.test_stacks import ASYNC_PROFILER, PROFILES, PY_SPY_RAW, PY_SPY_THREADS
 
 DATA = Path(__file__).parent / "data"
-PROFILES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "profiles"
 IMPORTS = DATA / "imports"
 MB = 1024 * 1024
 

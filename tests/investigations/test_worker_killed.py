@@ -167,7 +167,7 @@ def test_a_capture_whose_worker_was_killed_is_failed_after_its_own_length_not_th
     jobs_of(targets).update(deadline_at=timezone.now() + timedelta(seconds=2))
     wait_for(lambda: not targets.filter(job__status=TargetStatus.RUNNING), timeout=60, interval=0.5)
     ended_in_time(targets.all(), TargetStatus.FAILED, OVERDUE_MESSAGE)
-    assert all(target.finished_at >= target.deadline_at for target in targets)
+    assert all(target.finished_at >= target.deadline_at for target in targets.all())
 
 
 def test_targets_no_worker_began_are_failed_by_their_deadline_too(

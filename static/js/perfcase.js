@@ -146,6 +146,8 @@ htmx.onLoad(perfcaseDrawCharts);
 // Live refresh never destroys what a person is typing: a panel that polls (or is asked to
 // refresh by an event) skips the refresh while one of its forms has focus, holds text that
 // was not sent yet, or has its details open. The next refresh after that catches up.
+// A panel with a [data-changed-notice] (it answers 204 while nothing changed) still asks,
+// and when it did change shows the notice instead of redrawing, so the person knows.
 function perfcaseEditing(root) {
   var active = document.activeElement;
   if (active && root.contains(active) && active.closest("form") &&
@@ -162,7 +164,19 @@ document.addEventListener("htmx:beforeRequest", function (event) {
   // Only refreshes: a form's own request (or a control inside a form) always goes.
   if (!element || element.tagName === "FORM" || element.closest("form")) return;
   if ((event.detail.requestConfig || {}).verb !== "get") return;
-  if (perfcaseEditing(element)) event.preventDefault();
+  if (!perfcaseEditing(element)) return;
+  if (!element.querySelector("[data-changed-notice]")) event.preventDefault();
+});
+
+document.addEventListener("htmx:beforeSwap", function (event) {
+  var element = event.detail.elt;
+  if (!element || element.tagName === "FORM" || element.closest("form")) return;
+  if ((event.detail.requestConfig || {}).verb !== "get") return;
+  if (event.detail.xhr.status !== 200 || !perfcaseEditing(element)) return;
+  event.detail.shouldSwap = false;
+  element.querySelectorAll("[data-changed-notice]").forEach(function (notice) {
+    notice.hidden = false;
+  });
 });
 
 // A form that failed comes back in its own place with its errors: show it, not the top.

@@ -119,12 +119,39 @@ function perfcasePathUpright(figure) {
   return figure;
 }
 
+// plotly.js (4.6 MB) is fetched only by a page that draws a chart, when the first chart
+// arrives (a chart carries its address in data-plotly; the browser caches it), so that a
+// page without one, or the case page before its panels, never waits for it.
+var perfcasePlotly = null;
+function perfcaseWithPlotly(root, draw) {
+  if (typeof Plotly !== "undefined") { draw(); return; }
+  var carrier = root.matches && root.matches("[data-plotly]") ? root : root.querySelector("[data-plotly]");
+  if (!carrier) return;
+  if (!perfcasePlotly) {
+    perfcasePlotly = new Promise(function (resolve, reject) {
+      var script = document.createElement("script");
+      script.src = carrier.dataset.plotly;
+      script.onload = resolve;
+      script.onerror = function () { perfcasePlotly = null; reject(); };
+      document.head.appendChild(script);
+    });
+  }
+  perfcasePlotly.then(draw, function () {});
+}
+
 // Charts: each [data-chart] element draws the figure in the json_script it names (for
 // "chart-NAME", the one named NAME). One with data-node-url is the traffic path: a click on
 // a node opens its details in the panel.
 function perfcaseDrawCharts(root) {
-  if (typeof Plotly === "undefined" || !root.querySelectorAll) return;
-  root.querySelectorAll("[data-chart]").forEach(function (target) {
+  if (!root.querySelectorAll) return;
+  var targets = Array.prototype.slice.call(root.querySelectorAll("[data-chart]"));
+  if (root.matches && root.matches("[data-chart]")) targets.push(root);
+  if (targets.length) perfcaseWithPlotly(root, function () { perfcaseDrawTargets(targets); });
+}
+
+function perfcaseDrawTargets(targets) {
+  targets.forEach(function (target) {
+    if (!target.isConnected) return;  // swapped away while plotly.js was on its way
     var data = document.getElementById(target.dataset.chart.replace(/^chart-/, ""));
     if (!data) return;
     var figure = JSON.parse(data.textContent);

@@ -319,3 +319,15 @@ function perfcaseCountCharacters(root) {
 }
 
 htmx.onLoad(perfcaseCountCharacters);
+
+// Every error of a form at once, each beside its field: the browser's own check stops a
+// form at its first empty required field (or value out of bounds) and shows only that one,
+// so forms are sent as they are and the server answers with all of them. The required
+// marks stay, for people and screen readers.
+function perfcaseServerChecks(root) {
+  if (!root.querySelectorAll) return;
+  if (root.tagName === "FORM") root.noValidate = true;
+  root.querySelectorAll("form").forEach(function (form) { form.noValidate = true; });
+}
+
+htmx.onLoad(perfcaseServerChecks);

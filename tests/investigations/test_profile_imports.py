@@ -194,3 +194,18 @@ def test_the_api_takes_auto_and_recognises_each_files_format(personas):
     assert pcap.status_code == 400
     assert pcap.json()["errors"][0]["message"].startswith("lossy.pcap: this is not a profile")
     assert Profile.objects.count() == 2
+
+
+def test_the_diff_page_says_what_each_sides_shares_are_of(personas, client):
+    """Issue 24: its help said "percent of its own samples" where a side's weight may be
+    events weighted by period; it names each side's unit as the profile's page does."""
+    a = imported(personas, "a.folded", b"svc;main;parse 90\nsvc;main;encode 10\n")
+    b = imported(personas, "dd.folded", run_stackcollapse(DD.read_bytes(), ["--all"]), side="b")
+    client.force_login(personas.member)
+
+    page = loaded_page(
+        client, f"/investigations/{personas.investigation.pk}/profiles/diff/?a={a.pk}&b={b.pk}"
+    )
+
+    assert "own samples" not in page
+    assert "percent of its own total (A counts samples, B events weighted by period)" in page

@@ -145,11 +145,17 @@ def test_the_case_page_fits_a_phone(browser, personas, live_server, screenshot):
         "[...document.querySelectorAll('h1, h2, button, nav a')].every("
         "e => getComputedStyle(e).wordBreak !== 'break-all')"
     )
-    # The path's node table: each value stays in its own cell.
-    displays = page.eval_on_selector_all(
-        "td.clip", "cells => cells.map(c => getComputedStyle(c).display)"
+    # The path's node table: each side's specification on a line of its own under its
+    # node, in its own cell, on screen (column B was off it, issue 24).
+    specs = page.eval_on_selector_all(
+        "table.path-nodes td.spec",
+        "cells => cells.filter(c => c.offsetParent).map(c => {"
+        " const r = c.getBoundingClientRect();"
+        " return [c.dataset.side, getComputedStyle(c).display, r.left, r.right]; })",
     )
-    assert displays and set(displays) == {"table-cell"}
+    assert {side for side, *_ in specs} == {"A", "B"}
+    for side, display, left, right in specs:
+        assert display == "block" and left >= 0 and right <= PHONE["width"], (side, left, right)
     screenshot(page, "case-page-phone-390")
     page.context.close()
 

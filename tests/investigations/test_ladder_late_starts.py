@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from investigations.choices import HostRole
 from investigations.services.ladder_results import ladder_claim, ladder_step_store
-from tests.conftest import fresh
+from tests.conftest import ApiClient, fresh
 from tests.investigations.test_ladders import request, result, side_of
 
 pytestmark = pytest.mark.django_db
@@ -68,6 +68,8 @@ def test_a_side_late_on_a_saturated_load_generator_says_so(personas, running, la
         f"At load 100 side B began 1,125 ms late: its load generator {generator.name} was "
         "saturated (98 % busy during the step)" in page(personas, running)
     )
+    results = ApiClient(personas.member).get(f"/api/ladders/{running.pk}").body["results"]
+    assert {r["side"]: r["load_generator_busy"] for r in results} == {"a": 30.0, "b": 98.5}
 
 
 def test_a_side_late_on_an_idle_load_generator_says_the_delay_came_before(

@@ -144,7 +144,7 @@ class LadderStep(models.Model):
 
 
 class LadderSample(models.Model):
-    """A service host's time series during one step: one row per second."""
+    """A service host's or the load generator's time series in one step: a row a second."""
 
     step = models.ForeignKey(LadderStep, on_delete=models.CASCADE, related_name="samples")
     host = models.ForeignKey("Host", on_delete=models.CASCADE, related_name="+")

@@ -5,8 +5,9 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from collectors.phrase import Phrase
 from investigations.analysis.ladder import Point, mark
-from investigations.analysis.steps import ladder_outcome
+from investigations.analysis.steps import ladder_outcome, late_start
 from investigations.choices import NEVER_RAN, OVERDUE_MESSAGE, HostRole, LadderStatus
 from investigations.jobs import JobKind, read_job, register
 from investigations.models import EnvironmentMember, Host, Investigation, Ladder, LadderSide
@@ -109,6 +110,8 @@ class LadderRow:
     p99_mark: str
     # How far apart the two sides really started this step, in milliseconds.
     skew_ms: float | None = None
+    # Why the later side began late, when one began well after its planned moment.
+    late_start: Phrase | None = None
 
     @property
     def sides(self) -> list:
@@ -147,6 +150,7 @@ def ladder_rows(*, ladder: Ladder, sides: list[LadderSide]) -> list[LadderRow]:
                 p99_ratio=a_p99 / b_p99 if a_p99 and b_p99 else None,
                 p99_mark=mark(a_p99, b_p99, higher_is_better=False, margin=ladder.margin),
                 skew_ms=_skew_ms(a, b),
+                late_start=late_start(load=f"{load:,g}", a=a, b=b),
             )
         )
     return rows

@@ -13,7 +13,7 @@ from collectors.loadresults import StepResult
 from collectors.phrase import Phrase, as_phrase, joined
 from investigations import jobs
 from investigations.analysis.ladder import Point, find_divergence, find_knee
-from investigations.analysis.steps import cpu_average, ladder_outcome
+from investigations.analysis.steps import cpu_average, generator_busy, ladder_outcome
 from investigations.choices import ENDED_LADDER_STATUSES, EventKind, LadderStatus
 from investigations.models import Job, Ladder, LadderSide, LadderStep
 from investigations.phrases import stored_phrase, with_phrases
@@ -97,8 +97,14 @@ def ladder_step_store(
     started_at=None,
     raw_output: str = "",
     samples=(),
+    generator_samples=(),
 ) -> LadderStep:
-    """One step's results; samples are (host, tool, series) of the side's service hosts."""
+    """One step's results; samples are (host, tool, series) of the side's service hosts,
+    generator_samples its load generator's (which may be one of them)."""
+    cpu = cpu_average(samples)
+    busy = generator_busy(generator_samples)
+    if busy is not None:
+        cpu["generator"] = {"host": generator_samples[0][0].name, "busy": busy}
     step = LadderStep.objects.create(
         ladder_side=ladder_side,
         index=index,
@@ -112,10 +118,12 @@ def ladder_step_store(
         transfer_bytes_per_s=result.transfer_bytes_per_s,
         latency_ms=dict(result.latency_ms),
         errors=dict(result.errors),
-        cpu=cpu_average(samples),
+        cpu=cpu,
         raw_output=raw_output[:65536],
     )
-    for host, tool, series in samples:
+    kept = {(host.pk, tool) for host, tool, _ in samples}
+    extra = [sample for sample in generator_samples if (sample[0].pk, sample[1]) not in kept]
+    for host, tool, series in [*samples, *extra]:
         step.samples.create(host=host, tool=tool, series=series)
     return step
 

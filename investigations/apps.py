@@ -28,3 +28,12 @@ class InvestigationsConfig(AppConfig):
         for kind in kinds():
             if kind.views is not None:
                 kind.views()
+        # A row that owns a job (a target, a capture, ...) takes it along when deleted.
+        from django.db.models.signals import post_delete
+
+        from investigations.models.jobs import delete_owned_job, job_owners
+
+        for model in job_owners(self.get_models()):
+            post_delete.connect(
+                delete_owned_job, sender=model, dispatch_uid=f"job-{model.__name__}"
+            )

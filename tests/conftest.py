@@ -510,3 +510,11 @@ def silent_port():
     for connection in held:
         connection.close()
     server.close()
+
+
+def jobs_of(rows):
+    """The Job rows of these rows (a queryset of collection targets, say): where their
+    status, claims and deadline live, to set them in a test."""
+    from investigations.models import Job
+
+    return Job.objects.filter(pk__in=rows.values("job_id"))

@@ -121,6 +121,11 @@ class StepOut(Schema):
     busiest_cpu: dict | None = Field(
         description="the busiest single CPU of the service hosts (mpstat): host, cpu, busy %"
     )
+    load_generator_busy: float | None = Field(
+        None,
+        description="how busy the side's load generator's CPUs were over the step (100 - "
+        "vmstat's idle, %); 90 or more: it was saturated",
+    )
 
 
 class LadderSideOut(Schema):
@@ -193,6 +198,7 @@ def ladder_out(ladder: Ladder) -> dict:
                     "cpu_system": step.cpu.get("sy"),
                     "cpu_steal": step.cpu.get("st"),
                     "busiest_cpu": step.cpu.get("busiest_cpu"),
+                    "load_generator_busy": (step.cpu.get("generator") or {}).get("busy"),
                 }
             )
     return {

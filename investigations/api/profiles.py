@@ -15,7 +15,7 @@ from investigations.api.schemas import ErrorOut, Id
 from investigations.choices import ProfileFormat
 from investigations.models import Profile
 from investigations.selectors.profiles import profile_counts, profile_get, profiles_for
-from investigations.services.profiles import profile_import, profile_uploads_read
+from investigations.services.profiles import AUTO, profile_import, profile_uploads_read
 
 router = Router(tags=["profiles"])
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
@@ -170,9 +170,13 @@ class ImportedProfilesOut(Schema):
 
 
 @importer(
+    AUTO,
     *ProfileFormat.values,
     out=ImportedProfilesOut,
-    summary='CPU profiles, one a file; `{"profiles": [...]}` comes back.',
+    summary='CPU profiles, one a file; `{"profiles": [...]}` comes back. With `auto` each '
+    "file's format is recognised from what it holds (perf script, folded stacks, "
+    "async-profiler or py-spy), and a file in none of them is refused saying what it looks "
+    "like.",
 )
 def profiles_import(*, request, investigation, side, format, files, options) -> dict:
     imported = profile_import(

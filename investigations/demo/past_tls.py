@@ -12,6 +12,7 @@ from investigations.choices import (
     SideKind,
 )
 from investigations.demo.past_case import PastCase
+from investigations.selectors.findings import STORY_PAIR
 from investigations.services.findings import PairVerdicts
 
 
@@ -30,7 +31,7 @@ def _verdicts() -> list[PairVerdicts]:
         "tls": {"client_hellos": 42},
     }
     verdicts = connection_churn(ours, theirs) + tls_handshakes(ours, theirs)
-    return [PairVerdicts("story:capture", None, None, verdicts)]
+    return [PairVerdicts(f"{STORY_PAIR}capture", None, None, verdicts)]
 
 
 TLS_CASE = PastCase(

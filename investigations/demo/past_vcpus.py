@@ -12,13 +12,16 @@ from investigations.choices import (
     SideKind,
 )
 from investigations.demo.past_case import PastCase
+from investigations.selectors.findings import STORY_PAIR
 from investigations.services.findings import PairVerdicts
 
 
 def _verdicts() -> list[PairVerdicts]:
     """The VM's CPU count against the physical server's, as the cpu_count rule reads it."""
     return [
-        PairVerdicts("story:facts", None, None, cpu_count({"cpu.count": 56}, {"cpu.count": 24}))
+        PairVerdicts(
+            f"{STORY_PAIR}facts", None, None, cpu_count({"cpu.count": 56}, {"cpu.count": 24})
+        )
     ]
 
 

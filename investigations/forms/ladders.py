@@ -4,7 +4,9 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from collectors.loadrun import validate_url
 from investigations.choices import LoadKind, LoadTool
+from investigations.phrases import message_of
 
 MAX_LOAD_DIGITS = 9
 
@@ -20,6 +22,14 @@ def parse_steps(text: str) -> list[int]:
             _("A load has at most %(count)s digits.") % {"count": MAX_LOAD_DIGITS}
         )
     return [int(w) for w in words]
+
+
+def _url(url: str) -> str:
+    try:
+        validate_url(url)
+    except ValueError as error:
+        raise ValidationError(message_of(error)) from None
+    return url
 
 
 class LadderForm(forms.Form):
@@ -55,6 +65,14 @@ class LadderForm(forms.Form):
 
     def clean_steps(self) -> list[int]:
         return parse_steps(self.cleaned_data["steps"])
+
+    # The service checks the URLs again (the API's requests); here, so that a bad URL shows
+    # beside the other fields' errors, not only once the rest of the form is right.
+    def clean_side_a_url(self) -> str:
+        return _url(self.cleaned_data["side_a_url"])
+
+    def clean_side_b_url(self) -> str:
+        return _url(self.cleaned_data["side_b_url"])
 
     def service_fields(self) -> dict:
         data = dict(self.cleaned_data)

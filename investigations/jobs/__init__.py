@@ -16,9 +16,8 @@ The lifecycle, whatever the kind:
 - `progress`, `finish`, `cancel`: conditional UPDATEs too.
 - the sweep (jobs/sweeper.py): one UPDATE fails every kind's work past its deadline.
 
-Reads show overdue work as failed without writing (`is_overdue`, `read_job`,
-`read_overdue_as_failed`): the sweep records it within SWEEP_SECONDS, and a page must not
-wait for it.
+Reads show overdue work as failed without writing (`is_overdue`, `read_job`): the sweep
+records it within SWEEP_SECONDS, and a page must not wait for it.
 """
 
 from collections.abc import Callable, Collection, Iterable
@@ -31,7 +30,6 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from collectors.phrase import Phrase, as_phrase
-from investigations.choices import NEVER_RAN, OVERDUE_MESSAGE
 from investigations.models import Job
 from investigations.models.jobs import ACTIVE_STATUSES
 from investigations.phrases import with_phrases
@@ -53,8 +51,6 @@ KINDS: dict[str, JobKind] = {}
 # kind -> called with the ids of the kind's rows (Job.object_id) the sweep failed, after it
 # did: what ends with them.
 AFTER_OVERDUE: dict[str, Callable[[list[int]], None]] = {}
-# Kinds not yet moved onto Job: their own rule, `() -> int`, run by the sweep.
-OVERDUE: dict[str, Callable[[], int]] = {}
 
 
 def register(kind: JobKind) -> JobKind:
@@ -74,17 +70,6 @@ def after_overdue(kind: str):
         return function
 
     return register_hook
-
-
-def overdue(kind: str):
-    """Decorator: the function fails the kind's work past its deadline, for the sweep (kinds
-    not yet moved onto Job)."""
-
-    def register_rule(function: Callable[[], int]) -> Callable[[], int]:
-        OVERDUE[kind] = function
-        return function
-
-    return register_rule
 
 
 def enqueue(task_name: str, *args, **options) -> None:
@@ -215,18 +200,3 @@ def read_job(job: Job | None, kind: JobKind, now=None) -> Job | None:
         job.status, job.error = kind.failed, message
         job.phrases = {**(job.phrases or {}), "error": [message, {}]}
     return job
-
-
-def read_overdue_as_failed(rows: list) -> list:
-    """Rows (collection targets, ladder sides) still queued or running past their deadline
-    read as failed, with the message the sweep will write. Only the loaded objects change:
-    a read never writes."""
-    now = timezone.now()
-    for row in rows:
-        if is_overdue(
-            status=row.status, deadline_at=row.deadline_at, active=("queued", "running"), now=now
-        ):
-            message = NEVER_RAN if row.status == "queued" else OVERDUE_MESSAGE
-            row.status, row.error = "failed", message
-            row.phrases = {**(row.phrases or {}), "error": [message, {}]}
-    return rows

@@ -13,7 +13,7 @@ from django.db import transaction
 from django.db.models import Case, JSONField, Q, Value, When
 from django.utils import timezone
 
-from investigations.jobs import AFTER_OVERDUE, KINDS, OVERDUE, JobKind
+from investigations.jobs import AFTER_OVERDUE, KINDS, JobKind
 from investigations.models import Job
 
 SERVICES = "investigations.services"
@@ -30,12 +30,6 @@ def job_kinds() -> dict[str, JobKind]:
     imports)."""
     _import_services()
     return KINDS
-
-
-def overdue_rules() -> dict:
-    """The own overdue rule of each kind not yet on Job, by kind."""
-    _import_services()
-    return OVERDUE
 
 
 def overdue_jobs():
@@ -94,6 +88,4 @@ def sweep() -> dict[str, int]:
     """Fail what is still queued or running past its deadline, of every kind. {kind: how
     many failed}, every kind named."""
     failed = fail_overdue()
-    counts = {kind: failed.get(kind, 0) for kind in job_kinds()}
-    counts.update({kind: expire() for kind, expire in overdue_rules().items()})
-    return dict(sorted(counts.items()))
+    return {kind: failed.get(kind, 0) for kind in sorted(job_kinds())}

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.db import models
 
-from investigations.choices import CollectionKind, TargetStatus
+from investigations.choices import CollectionKind
 
 
 class Collection(models.Model):
@@ -31,26 +31,17 @@ class Collection(models.Model):
 
 
 class CollectionTarget(models.Model):
+    """One host's part of a collection, on one side. Its work (status, progress, step,
+    claims, deadline, error) is its Job's (the jobs module's lifecycle); the properties
+    below read them, so that a target reads as it always has."""
+
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="targets")
     host = models.ForeignKey("Host", on_delete=models.PROTECT, related_name="targets")
     side = models.ForeignKey("Side", on_delete=models.CASCADE, related_name="targets")
-    status = models.CharField(
-        max_length=20, choices=TargetStatus.choices, default=TargetStatus.QUEUED
-    )
-    progress = models.PositiveSmallIntegerField(default=0)
-    step = models.CharField(max_length=200, blank=True)
-    error = models.TextField(blank=True)
-    # The phrase the error was made from, read in each person's language.
-    phrases = models.JSONField(default=dict, blank=True)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    started_at = models.DateTimeField(null=True, blank=True)
+    job = models.OneToOneField("Job", on_delete=models.CASCADE, related_name="+")
     # When the plan's measurement began: every target of a collection begins at one moment
     # once all are connected, so that A and B measure the same time.
     began_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    # A running target past this moment is failed by the worker's sweep (tasks.sweep) and
-    # reads as failed until then.
-    deadline_at = models.DateTimeField(null=True, blank=True)
     # Where the target's time went, {phase: seconds} (runs/timings.py), written by the
     # collection's runner once the target has ended.
     timings = models.JSONField(default=dict, blank=True)
@@ -63,18 +54,21 @@ class CollectionTarget(models.Model):
                 name="%(app_label)s_%(class)s_one_per_host_and_side",
             )
         ]
-        indexes = [
-            # Queued and running targets past their deadline: the sweep's query, every few
-            # seconds in every worker, reads the unfinished targets only.
-            models.Index(
-                fields=["deadline_at"],
-                name="target_unfinished_deadline",
-                condition=models.Q(status__in=["queued", "running"]),
-            )
-        ]
 
     def __str__(self) -> str:
         return f"{self.collection} on {self.host} ({self.status})"
+
+    # Its job's, read (written only through services/targets.py and the jobs module).
+    status = property(lambda self: self.job.status)
+    progress = property(lambda self: self.job.progress)
+    step = property(lambda self: self.job.step)
+    error = property(lambda self: self.job.error)
+    phrases = property(lambda self: self.job.phrases)
+    attempts = property(lambda self: self.job.attempts)
+    # When a worker claimed it (the job's beginning; `began_at` is the measurement's).
+    started_at = property(lambda self: self.job.began_at)
+    finished_at = property(lambda self: self.job.finished_at)
+    deadline_at = property(lambda self: self.job.deadline_at)
 
 
 class Artifact(models.Model):

@@ -52,3 +52,20 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} job {self.pk} ({self.status})"
+
+
+def delete_owned_job(sender, instance, **kwargs) -> None:
+    """post_delete of a row that owns a job (models with a one-to-one `job`): the job goes
+    with it, so no Job row outlives the work it was for."""
+    if instance.job_id is not None:
+        Job.objects.filter(pk=instance.job_id).delete()
+
+
+def job_owners(models_) -> list:
+    """The models among `models_` whose rows own a Job (a one-to-one `job` to it)."""
+    owners = []
+    for model in models_:
+        field = next((f for f in model._meta.get_fields() if f.name == "job"), None)
+        if field is not None and field.one_to_one and field.related_model is Job:
+            owners.append(model)
+    return owners

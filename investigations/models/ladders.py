@@ -62,20 +62,15 @@ class LadderSide(models.Model):
         "Host", on_delete=models.PROTECT, null=True, blank=True, related_name="+"
     )
     url = models.CharField(max_length=2000, blank=True)
-    status = models.CharField(
-        max_length=20, choices=LadderStatus.choices, default=LadderStatus.QUEUED
-    )
+    # Its run (status, claims, deadline, error and the phrases it and the breaking reason
+    # were made from): its Job's, read through the properties below. An imported side's
+    # job is ended ("imported") from the start.
+    job = models.OneToOneField("Job", on_delete=models.CASCADE, related_name="+")
     current_step = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
     # The step whose limits were passed; the side stopped there.
     breaking_step = models.PositiveIntegerField(null=True, blank=True)
     breaking_reason = models.TextField(blank=True)
-    # The phrases error and breaking_reason were made from, read in each person's language.
-    phrases = models.JSONField(default=dict, blank=True)
     source = models.CharField(max_length=40, blank=True)  # import format, or "" for a run
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    deadline_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["side__key"]
@@ -86,14 +81,14 @@ class LadderSide(models.Model):
                 violation_error_message="This ladder already has results for this side.",
             )
         ]
-        indexes = [
-            # Queued and running sides past their deadline: the sweep's query.
-            models.Index(
-                fields=["deadline_at"],
-                name="ladder_side_unfinished_due",
-                condition=models.Q(status__in=["queued", "running"]),
-            )
-        ]
+
+    # Its job's, read (written only through services/ladder_results.py and services/ladders.py).
+    status = property(lambda self: self.job.status)
+    error = property(lambda self: self.job.error)
+    phrases = property(lambda self: self.job.phrases)
+    started_at = property(lambda self: self.job.began_at)
+    finished_at = property(lambda self: self.job.finished_at)
+    deadline_at = property(lambda self: self.job.deadline_at)
 
     def __str__(self) -> str:
         return f"{self.ladder} side {self.side.key}"
@@ -149,7 +144,7 @@ class LadderStep(models.Model):
 
 
 class LadderSample(models.Model):
-    """A service host's time series during one step: one row per second."""
+    """A service host's or the load generator's time series in one step: a row a second."""
 
     step = models.ForeignKey(LadderStep, on_delete=models.CASCADE, related_name="samples")
     host = models.ForeignKey("Host", on_delete=models.CASCADE, related_name="+")

@@ -115,9 +115,16 @@ class LadderPlan(Plan):
         status, error, breaking = LadderStatus.COMPLETED, None, (None, "")
         stack = ExitStack()  # the service hosts' connections
         try:
-            if ladder.tool not in tools_on(run.connection, [ladder.tool]):
+            found = tools_on(run.connection, [ladder.tool, "vmstat"])
+            if ladder.tool not in found:
                 raise CollectorError(missing_tool_message(ladder.tool, run.host_name))
             samplers = self._samplers(run, stack, notes)
+            # The load generator's own CPU, to tell a saturated generator (it starts its
+            # tool late and may send less than asked), unless it is a sampled service host.
+            if "vmstat" in found and (run.host_id, "vmstat") not in {
+                (host_id, tool) for host_id, _, tool in samplers
+            }:
+                samplers.append((run.host_id, run.connection, "vmstat"))
             for index, load in enumerate(ladder.steps):
                 planned = ladder.start_at + timedelta(seconds=index * ladder.slot_seconds)
                 # Both sides begin each step together, on the ladder's schedule.
@@ -291,7 +298,16 @@ class LadderPlan(Plan):
             planned_at=done.planned_at,
             started_at=done.started_at,
             raw_output=done.raw_output,
-            samples=[(hosts[host_id], tool, series) for host_id, tool, series in done.samples],
+            samples=[
+                (hosts[host_id], tool, series)
+                for host_id, tool, series in done.samples
+                if host_id in hosts
+            ],
+            generator_samples=[
+                (side.load_generator, tool, series)
+                for host_id, tool, series in done.samples
+                if host_id == side.load_generator_id
+            ],
         )
 
     def store(self, *, target, result: SideEnd) -> None:

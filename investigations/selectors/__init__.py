@@ -18,7 +18,6 @@ from investigations.selectors.collections import (
     collection_targets,
     collection_with_targets,
     collections_for,
-    read_overdue_as_failed,
 )
 from investigations.selectors.facts import (
     FactPair,
@@ -156,7 +155,6 @@ __all__ = [
     "path_node_get",
     "path_nodes",
     "path_nodes_by_id",
-    "read_overdue_as_failed",
     "recent_deliveries",
     "side_get",
     "team_member_named",

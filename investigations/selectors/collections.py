@@ -1,26 +1,45 @@
 """Reads of evidence collections and their targets."""
 
 from django.db.models import Prefetch, QuerySet, prefetch_related_objects
+from django.utils import timezone
 
-# The one read rule for overdue work (the ladders' selectors and the package take it here).
-from investigations.jobs import read_overdue_as_failed  # noqa: F401
+from investigations.choices import NEVER_RAN, OVERDUE_MESSAGE, TargetStatus
+from investigations.jobs import JobKind, read_job, register
 from investigations.models import Collection, CollectionTarget, Investigation
+
+# A collection target's work: one host's part of a collection (services/targets.py).
+TARGET_JOB = register(
+    JobKind(
+        "collection_target",
+        overdue={TargetStatus.QUEUED.value: NEVER_RAN, TargetStatus.RUNNING.value: OVERDUE_MESSAGE},
+    )
+)
+
+
+def read_targets(targets) -> list[CollectionTarget]:
+    """The targets, overdue ones read as failed (with the message the sweep will write);
+    a read never writes."""
+    now = timezone.now()
+    targets = list(targets)
+    for target in targets:
+        read_job(target.job, TARGET_JOB, now=now)
+    return targets
 
 
 def collection_targets(*, collection: Collection) -> list[CollectionTarget]:
     """The collection's targets with host, side and artifacts loaded; overdue ones read as
     failed."""
-    return read_overdue_as_failed(
-        list(collection.targets.select_related("host", "side").prefetch_related("artifacts"))
+    return read_targets(
+        collection.targets.select_related("host", "side", "job").prefetch_related("artifacts")
     )
 
 
 def collection_with_targets(*, collection: Collection) -> Collection:
     """The collection with its targets, hosts and sides loaded into `targets.all()` (one
     query); overdue targets read as failed."""
-    targets = CollectionTarget.objects.select_related("host", "side")
+    targets = CollectionTarget.objects.select_related("host", "side", "job")
     prefetch_related_objects([collection], Prefetch("targets", queryset=targets))
-    read_overdue_as_failed(list(collection.targets.all()))
+    read_targets(collection.targets.all())
     return collection
 
 
@@ -29,11 +48,11 @@ def collections_for(*, investigation: Investigation, limit: int = 5) -> list[Col
     read as failed."""
     collections = list(
         investigation.collections.prefetch_related(
-            "targets__host", "targets__side", "targets__artifacts"
+            "targets__host", "targets__side", "targets__job", "targets__artifacts"
         )[:limit]
     )
     for collection in collections:
-        read_overdue_as_failed(list(collection.targets.all()))
+        read_targets(collection.targets.all())
     return collections
 
 

@@ -5,6 +5,11 @@ from django.db.models import Case, IntegerField, QuerySet, Value, When
 from investigations.choices import ACTIVE_FINDING_STATUSES, FindingSeverity
 from investigations.models import Finding, Investigation
 
+# The key prefix of verdicts recorded from the figures a case's story gives (the demo's past
+# cases: a CPU count, a capture's rates), not from evidence Perfcase holds: their findings
+# say so, and the evidence card says why no host facts back them.
+STORY_PAIR = "story:"
+
 
 def findings_for(*, investigation: Investigation, status: str = "") -> QuerySet[Finding]:
     """Findings, the most severe first; open and confirmed ones before the rest. Their hosts
@@ -22,3 +27,8 @@ def findings_for(*, investigation: Investigation, status: str = "") -> QuerySet[
         settled, severity_rank, "rule", "subject"
     )
     return findings.filter(status=status) if status else findings
+
+
+def story_findings_count(*, investigation: Investigation) -> int:
+    """How many findings were recorded from the case's story, not from its evidence."""
+    return investigation.findings.filter(pair_key__startswith=STORY_PAIR).count()

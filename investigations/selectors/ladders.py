@@ -3,18 +3,28 @@
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
+from django.utils import timezone
 
+from collectors.phrase import Phrase
 from investigations.analysis.ladder import Point, mark
-from investigations.analysis.steps import ladder_outcome
-from investigations.choices import HostRole, LadderStatus
+from investigations.analysis.steps import ladder_outcome, late_start
+from investigations.choices import NEVER_RAN, OVERDUE_MESSAGE, HostRole, LadderStatus
+from investigations.jobs import JobKind, read_job, register
 from investigations.models import EnvironmentMember, Host, Investigation, Ladder, LadderSide
-from investigations.selectors.collections import read_overdue_as_failed
+
+# A ladder side's run: one side's load generator stepping through the ladder.
+LADDER_SIDE_JOB = register(
+    JobKind(
+        "ladder_side",
+        overdue={LadderStatus.QUEUED.value: NEVER_RAN, LadderStatus.RUNNING.value: OVERDUE_MESSAGE},
+    )
+)
 
 
 def ladders_for(*, investigation: Investigation, limit: int | None = None) -> QuerySet[Ladder]:
     """The investigation's ladders, newest first (the newest `limit` if given), with their
     sides loaded."""
-    ladders = investigation.ladders.prefetch_related("sides__side")
+    ladders = investigation.ladders.prefetch_related("sides__side", "sides__job")
     return ladders[:limit] if limit is not None else ladders
 
 
@@ -45,10 +55,14 @@ def ladder_refresh_progress(*, ladder: Ladder) -> None:
 def ladder_sides(*, ladder: Ladder) -> list[LadderSide]:
     """The ladder's sides, A then B, each with its side, load generator and steps loaded
     (two queries): what ladder_points and ladder_rows read. A side still running past its
-    deadline reads as failed, and the ladder's status with it (read_overdue_as_failed)."""
-    sides = list(ladder.sides.select_related("side", "load_generator").prefetch_related("steps"))
+    deadline reads as failed, and the ladder's status with it; a read never writes."""
+    sides = list(
+        ladder.sides.select_related("side", "load_generator", "job").prefetch_related("steps")
+    )
     running = sum(side.status == LadderStatus.RUNNING for side in sides)
-    read_overdue_as_failed(sides)
+    now = timezone.now()
+    for side in sides:
+        read_job(side.job, LADDER_SIDE_JOB, now=now)
     if running != sum(side.status == LadderStatus.RUNNING for side in sides):
         ladder.status = (
             ladder_outcome(
@@ -96,6 +110,8 @@ class LadderRow:
     p99_mark: str
     # How far apart the two sides really started this step, in milliseconds.
     skew_ms: float | None = None
+    # Why the later side began late, when one began well after its planned moment.
+    late_start: Phrase | None = None
 
     @property
     def sides(self) -> list:
@@ -134,6 +150,7 @@ def ladder_rows(*, ladder: Ladder, sides: list[LadderSide]) -> list[LadderRow]:
                 p99_ratio=a_p99 / b_p99 if a_p99 and b_p99 else None,
                 p99_mark=mark(a_p99, b_p99, higher_is_better=False, margin=ladder.margin),
                 skew_ms=_skew_ms(a, b),
+                late_start=late_start(load=f"{load:,g}", a=a, b=b),
             )
         )
     return rows

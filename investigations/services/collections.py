@@ -27,9 +27,11 @@ from investigations.models import (
     CollectionTarget,
     EnvironmentMember,
     Investigation,
+    Job,
 )
 from investigations.phrases import with_phrases
 from investigations.runs import plan_for
+from investigations.selectors.collections import TARGET_JOB
 from investigations.services.targets import target_cancel
 from investigations.services.timeline import label_phrase, timeline_event_log
 
@@ -119,16 +121,24 @@ def collection_request(
     never_after = collection.start_at + timedelta(
         seconds=collection_time_limit(collection=collection, targets=len(placements))
     )
-    targets = CollectionTarget.objects.bulk_create(
-        CollectionTarget(
-            collection=collection,
-            host=m.host,
-            side=m.side,
+    work = Job.objects.bulk_create(
+        Job(
+            kind=TARGET_JOB.name,
+            status=TargetStatus.QUEUED,
+            requested_by=collection.requested_by,
             deadline_at=never_after,
+            created_at=now,
             **with_phrases({"step": QUEUED}),
         )
-        for m in placements.values()
+        for _ in placements
     )
+    targets = CollectionTarget.objects.bulk_create(
+        CollectionTarget(collection=collection, host=m.host, side=m.side, job=job)
+        for m, job in zip(placements.values(), work, strict=True)
+    )
+    for job, target in zip(work, targets, strict=True):
+        job.object_id = target.pk
+    Job.objects.bulk_update(work, ["object_id"])
     names = ", ".join(sorted(f"{m.host.name} ({m.side.key.upper()})" for m in placements.values()))
     timeline_event_log(
         investigation=investigation,
@@ -171,7 +181,7 @@ def collection_cancel(*, collection: Collection, user) -> Collection:
             author=user,
             details={"collection": collection.pk},
         )
-    for target_id in collection.targets.filter(status=TargetStatus.QUEUED).values_list(
+    for target_id in collection.targets.filter(job__status=TargetStatus.QUEUED).values_list(
         "pk", flat=True
     ):
         target_cancel(target_id=target_id)

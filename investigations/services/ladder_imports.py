@@ -14,7 +14,12 @@ from investigations.choices import ImportFormat, LadderStatus
 from investigations.models import Investigation, Ladder, LadderSide, LadderStep
 from investigations.phrases import message_of
 from investigations.services.checklist import checklist_refresh
-from investigations.services.ladder_results import ladder_analysis, ladder_log, ladder_step_store
+from investigations.services.ladder_results import (
+    ladder_analysis,
+    ladder_log,
+    ladder_side_add,
+    ladder_step_store,
+)
 from investigations.services.ladders import load_unit
 from investigations.services.timeline import label_phrase
 from investigations.uploads import too_large, uploads_read
@@ -155,12 +160,8 @@ def ladder_import(
         )
     ladder_side = ladder.sides.filter(side=side).first()
     if ladder_side is None:
-        ladder_side = LadderSide.objects.create(
-            ladder=ladder,
-            side=side,
-            status=LadderStatus.IMPORTED,
-            source=format,
-            finished_at=timezone.now(),
+        ladder_side = ladder_side_add(
+            ladder=ladder, side=side, status=LadderStatus.IMPORTED, source=format
         )
     elif ladder_side.status != LadderStatus.IMPORTED:
         raise ValidationError(

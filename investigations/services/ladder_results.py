@@ -1,28 +1,24 @@
 """A ladder's run and results: the sides claimed by the worker, their progress, each step's
-results, each side's end, the sweep of overdue sides, and once both ended the ladder's
+results, each side's end, what ends with sides the sweep failed, and once both ended the ladder's
 status, analysis and timeline (requested in services/ladders.py)."""
 
 from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from collectors.loadresults import StepResult
 from collectors.phrase import Phrase, as_phrase, joined
+from investigations import jobs
 from investigations.analysis.ladder import Point, find_divergence, find_knee
-from investigations.analysis.steps import cpu_average, ladder_outcome
-from investigations.choices import (
-    ENDED_LADDER_STATUSES,
-    NEVER_RAN,
-    OVERDUE_MESSAGE,
-    EventKind,
-    LadderStatus,
-)
-from investigations.jobs import overdue
-from investigations.models import Ladder, LadderSide, LadderStep
+from investigations.analysis.steps import cpu_average, generator_busy, ladder_outcome
+from investigations.choices import ENDED_LADDER_STATUSES, EventKind, LadderStatus
+from investigations.models import Job, Ladder, LadderSide, LadderStep
 from investigations.phrases import stored_phrase, with_phrases
 from investigations.selectors import ladder_points, ladder_sides
+from investigations.selectors.ladders import LADDER_SIDE_JOB
 from investigations.services.checklist import checklist_refresh
 from investigations.services.timeline import timeline_event_log
 
@@ -38,17 +34,22 @@ def ladder_log(*, ladder: Ladder, summary: Phrase, user=None, **details) -> None
 
 
 def ladder_claim(*, ladder_id: int, seconds: int) -> list[LadderSide]:
-    """The ladder's queued sides -> running, once: a redelivered task finds nothing to claim."""
+    """The ladder's queued sides -> running, once: a redelivered task finds nothing to claim
+    (the status is asked of the locked job rows themselves)."""
     now = timezone.now()
     with transaction.atomic():
         ids = list(
-            LadderSide.objects.select_for_update()
-            .filter(ladder_id=ladder_id, status=LadderStatus.QUEUED)
+            Job.objects.select_for_update()
+            .filter(
+                pk__in=LadderSide.objects.filter(ladder_id=ladder_id).values("job_id"),
+                status=LadderStatus.QUEUED,
+            )
             .values_list("pk", flat=True)
         )
-        LadderSide.objects.filter(pk__in=ids).update(
+        Job.objects.filter(pk__in=ids).update(
             status=LadderStatus.RUNNING,
-            started_at=now,
+            began_at=now,
+            attempts=F("attempts") + 1,
             deadline_at=now + timedelta(seconds=seconds),
         )
         if ids:
@@ -56,14 +57,34 @@ def ladder_claim(*, ladder_id: int, seconds: int) -> list[LadderSide]:
                 status=LadderStatus.RUNNING
             )
     return list(
-        LadderSide.objects.filter(pk__in=ids).select_related(
-            "ladder__investigation", "side", "load_generator__credential"
+        LadderSide.objects.filter(job__in=ids).select_related(
+            "job", "ladder__investigation", "side", "load_generator__credential"
         )
     )
 
 
+def ladder_side_add(
+    *, ladder: Ladder, side, status: str = LadderStatus.QUEUED, deadline_at=None, **fields
+) -> LadderSide:
+    """A side of the ladder and its job: queued for a worker (until `deadline_at`), or
+    ended at once (imported results)."""
+    ended = status not in (LadderStatus.QUEUED, LadderStatus.RUNNING)
+    job = jobs.create(
+        LADDER_SIDE_JOB.name,
+        status=status,
+        user=ladder.requested_by,
+        deadline_at=deadline_at,
+        finished_at=timezone.now() if ended else None,
+    )
+    ladder_side = LadderSide.objects.create(ladder=ladder, side=side, job=job, **fields)
+    Job.objects.filter(pk=job.pk).update(object_id=ladder_side.pk)
+    return ladder_side
+
+
 def ladder_side_progress(*, side_id: int, step: int) -> None:
-    LadderSide.objects.filter(pk=side_id, status=LadderStatus.RUNNING).update(current_step=step)
+    LadderSide.objects.filter(pk=side_id, job__status=LadderStatus.RUNNING).update(
+        current_step=step
+    )
 
 
 @transaction.atomic
@@ -76,8 +97,14 @@ def ladder_step_store(
     started_at=None,
     raw_output: str = "",
     samples=(),
+    generator_samples=(),
 ) -> LadderStep:
-    """One step's results; samples are (host, tool, series) of the side's service hosts."""
+    """One step's results; samples are (host, tool, series) of the side's service hosts,
+    generator_samples its load generator's (which may be one of them)."""
+    cpu = cpu_average(samples)
+    busy = generator_busy(generator_samples)
+    if busy is not None:
+        cpu["generator"] = {"host": generator_samples[0][0].name, "busy": busy}
     step = LadderStep.objects.create(
         ladder_side=ladder_side,
         index=index,
@@ -91,10 +118,12 @@ def ladder_step_store(
         transfer_bytes_per_s=result.transfer_bytes_per_s,
         latency_ms=dict(result.latency_ms),
         errors=dict(result.errors),
-        cpu=cpu_average(samples),
+        cpu=cpu,
         raw_output=raw_output[:65536],
     )
-    for host, tool, series in samples:
+    kept = {(host.pk, tool) for host, tool, _ in samples}
+    extra = [sample for sample in generator_samples if (sample[0].pk, sample[1]) not in kept]
+    for host, tool, series in [*samples, *extra]:
         step.samples.create(host=host, tool=tool, series=series)
     return step
 
@@ -110,17 +139,23 @@ def ladder_side_finish(
 ) -> None:
     """A side's end: its status, what went wrong (read in each person's language), and the
     step where it broke."""
-    updated = LadderSide.objects.filter(
-        pk=side_id, status__in=[LadderStatus.QUEUED, LadderStatus.RUNNING]
+    said = with_phrases(
+        {"error": as_phrase(error), "breaking_reason": as_phrase(breaking)},
+        limits={"error": 4000},
+    )
+    job_id = LadderSide.objects.filter(pk=side_id).values_list("job_id", flat=True).first()
+    updated = Job.objects.filter(
+        pk=job_id, status__in=[LadderStatus.QUEUED, LadderStatus.RUNNING]
     ).update(
         status=status,
-        breaking_step=breaking_step,
         finished_at=timezone.now(),
-        **with_phrases(
-            {"error": as_phrase(error), "breaking_reason": as_phrase(breaking)},
-            limits={"error": 4000},
-        ),
+        error=said["error"],
+        phrases=said.get("phrases", {}),
     )
+    if updated:
+        LadderSide.objects.filter(pk=side_id).update(
+            breaking_step=breaking_step, breaking_reason=said["breaking_reason"]
+        )
     if updated:
         side = LadderSide.objects.select_related("ladder__investigation", "side").get(pk=side_id)
         if breaking_step is not None:
@@ -141,23 +176,13 @@ def ladder_side_finish(
         transaction.on_commit(lambda: ladder_finish_if_done(ladder_id=side.ladder_id))
 
 
-@overdue("ladder_side")
-def ladders_expire_overdue(*, ladder: Ladder | None = None) -> int:
-    """Fail running sides past their deadline (their worker died or hung): of one ladder, or
-    of all. Returns how many."""
-    overdue = LadderSide.objects.filter(
-        status__in=[LadderStatus.QUEUED, LadderStatus.RUNNING], deadline_at__lt=timezone.now()
-    )
-    if ladder is not None:
-        overdue = overdue.filter(ladder=ladder)
-    sides = list(overdue.values_list("pk", "status"))
-    for side_id, status in sides:
-        ladder_side_finish(
-            side_id=side_id,
-            status=LadderStatus.FAILED,
-            error=Phrase(NEVER_RAN if status == LadderStatus.QUEUED else OVERDUE_MESSAGE),
-        )
-    return len(sides)
+@jobs.after_overdue(LADDER_SIDE_JOB.name)
+def ladder_sides_overdue(side_ids: list[int]) -> None:
+    """The sweep failed these sides (their worker died or hung): their ladders may have
+    ended with them."""
+    ladders = LadderSide.objects.filter(pk__in=side_ids).values_list("ladder_id", flat=True)
+    for ladder_id in sorted(set(ladders)):
+        ladder_finish_if_done(ladder_id=ladder_id)
 
 
 def ladder_analysis(*, ladder: Ladder, points: dict[str, list[Point]] | None = None) -> dict:
@@ -194,7 +219,7 @@ def ladder_finish_if_done(*, ladder_id: int) -> None:
     ladder = Ladder.objects.select_for_update().select_related("investigation").get(pk=ladder_id)
     if ladder.status in ENDED_LADDER_STATUSES:
         return
-    sides = list(ladder.sides.select_related("side"))
+    sides = list(ladder.sides.select_related("side", "job"))
     status = ladder_outcome(
         cancel_requested=ladder.cancel_requested_at is not None,
         side_statuses=[side.status for side in sides],

@@ -27,13 +27,14 @@ from investigations.choices import (
     LoadTool,
 )
 from investigations.jobs import enqueue
-from investigations.models import Investigation, Ladder, LadderSide
+from investigations.models import Investigation, Job, Ladder
 from investigations.phrases import message_of, with_phrases
 from investigations.selectors import ladder_load_generator
 from investigations.services.ladder_results import (
     ladder_analysis,
     ladder_finish_if_done,
     ladder_log,
+    ladder_side_add,
 )
 
 MAX_STEPS = 20
@@ -151,7 +152,7 @@ def ladder_request(
         requested_by=user,
     )
     for key in ("a", "b"):
-        LadderSide.objects.create(
+        ladder_side_add(
             ladder=ladder,
             side=generators[key].side,
             load_generator=generators[key].host,
@@ -200,13 +201,14 @@ def ladder_cancel(*, ladder: Ladder, user) -> Ladder:
         ladder.save(update_fields=["cancel_requested_at"])
         ladder_log(ladder=ladder, summary=Phrase(gettext_noop("Ladder cancelled")), user=user)
     # Sides not started yet end here; running ones end when their task sees the request.
-    queued = ladder.sides.filter(status=LadderStatus.QUEUED)
-    if queued.exists():
-        queued.update(
-            status=LadderStatus.CANCELLED,
-            finished_at=timezone.now(),
-            **with_phrases({"error": Phrase(gettext_noop("Cancelled."))}),
-        )
+    queued = Job.objects.filter(
+        pk__in=ladder.sides.values("job_id"), status=LadderStatus.QUEUED
+    ).update(
+        status=LadderStatus.CANCELLED,
+        finished_at=timezone.now(),
+        **with_phrases({"error": Phrase(gettext_noop("Cancelled."))}),
+    )
+    if queued:
         ladder_finish_if_done(ladder_id=ladder.pk)
         ladder.refresh_from_db()
     return ladder
@@ -269,7 +271,7 @@ def ladder_hold_at_knee(*, ladder: Ladder, user, seconds: int) -> tuple[Ladder, 
     (or capture) it: a one-step ladder like this one, at that load, starting late enough for
     the hosts to be connected. Returns it and the index of its step (0)."""
     load = ladder_knee_load(ladder=ladder)
-    sides = {side.side.key: side for side in ladder.sides.select_related("side")}
+    sides = {side.side.key: side for side in ladder.sides.select_related("side", "job")}
     if ladder.status == LadderStatus.IMPORTED or not all(
         sides.get(key) and sides[key].url for key in ("a", "b")
     ):

@@ -4,7 +4,7 @@ queued -> running (claimed, with a deadline and the claim's number in `attempts`
 succeeded, failed or cancelled. Every write after the claim names the claim, so a run that
 was superseded (its worker was thought dead) changes nothing. A target left running by a
 worker that stopped is resumed by the redelivered task; one past its deadline is failed by
-the sweep (jobs.sweep).
+the sweep (jobs/sweeper.py), whose follow-up ends their collection.
 
 The plans (runs/) and the kinds' services write through this module; requesting a
 collection (services/collections.py) is above them, since it asks the plans.
@@ -14,23 +14,18 @@ from datetime import timedelta
 
 from django.core.files import File
 from django.db import transaction
-from django.db.models import F, Q, Value
+from django.db.models import F, Q, QuerySet, Value
 from django.db.models.functions import Greatest
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from collectors.phrase import Phrase, as_phrase, joined, ngettext_noop
-from investigations.choices import (
-    ENDED_TARGET_STATUSES,
-    NEVER_RAN,
-    OVERDUE_MESSAGE,
-    EventKind,
-    TargetStatus,
-)
-from investigations.jobs import overdue
+from collectors.phrase import Phrase, joined, ngettext_noop
+from investigations import jobs
+from investigations.choices import ENDED_TARGET_STATUSES, EventKind, TargetStatus
 from investigations.kinds import kind_named
-from investigations.models import Artifact, Collection, CollectionTarget
+from investigations.models import Artifact, Collection, CollectionTarget, Job
 from investigations.phrases import stored_phrase, with_phrases
+from investigations.selectors.collections import TARGET_JOB
 from investigations.services.timeline import label_phrase, timeline_event_log
 
 # A target whose worker stopped this many times (killed, restarted) is given up.
@@ -38,31 +33,49 @@ MAX_CLAIMS = 3
 CANCELLED = Phrase(gettext_noop("Cancelled."))
 
 
+def _jobs(targets) -> QuerySet[Job]:
+    """The jobs of these targets (a queryset of them), as one subquery."""
+    return Job.objects.filter(pk__in=targets.values("job_id"))
+
+
+def _claimed(claims) -> Q:
+    """Targets under these claims, (target id, claim) pairs."""
+    claimed = Q()
+    for target_id, attempt in claims:
+        claimed |= Q(pk=target_id, job__attempts=attempt)
+    return claimed
+
+
 def targets_resume(*, collection_id: int, target_ids=None) -> None:
     """Targets left running when their worker stopped (a redelivered task finds them):
     queued again to be run now, or failed once they have been claimed MAX_CLAIMS times."""
     running = CollectionTarget.objects.filter(
-        collection_id=collection_id, status=TargetStatus.RUNNING
+        collection_id=collection_id, job__status=TargetStatus.RUNNING
     )
     if target_ids is not None:
         running = running.filter(pk__in=target_ids)
-    given_up = running.filter(attempts__gte=MAX_CLAIMS).update(
-        status=TargetStatus.FAILED,
-        step="failed",
-        finished_at=timezone.now(),
-        **with_phrases(
-            {
-                "error": Phrase(
-                    gettext_noop(
-                        "The worker collecting from this host stopped %(times)s times (killed "
-                        "or restarted); gave up. Collect again once the workers are stable."
-                    ),
-                    times=MAX_CLAIMS,
-                )
-            }
-        ),
+    given_up = (
+        _jobs(running)
+        .filter(attempts__gte=MAX_CLAIMS)
+        .update(
+            status=TargetStatus.FAILED,
+            step="failed",
+            finished_at=timezone.now(),
+            **with_phrases(
+                {
+                    "error": Phrase(
+                        gettext_noop(
+                            "The worker collecting from this host stopped %(times)s times "
+                            "(killed or restarted); gave up. Collect again once the workers "
+                            "are stable."
+                        ),
+                        times=MAX_CLAIMS,
+                    )
+                }
+            ),
+        )
     )
-    running.filter(attempts__lt=MAX_CLAIMS).update(
+    _jobs(running).filter(attempts__lt=MAX_CLAIMS).update(
         status=TargetStatus.QUEUED,
         progress=0,
         **with_phrases({"step": Phrase(gettext_noop("resuming: the worker running it stopped"))}),
@@ -76,24 +89,36 @@ def targets_claim(*, collection_id: int, seconds: int, target_ids=None) -> list:
     nothing left to claim. Returns them with host, credential, jump host and side loaded."""
     now = timezone.now()
     with transaction.atomic():
-        queued = CollectionTarget.objects.select_for_update().filter(
-            collection_id=collection_id, status=TargetStatus.QUEUED
+        queued = CollectionTarget.objects.filter(
+            collection_id=collection_id, job__status=TargetStatus.QUEUED
         )
         if target_ids is not None:
             queued = queued.filter(pk__in=target_ids)
-        ids = list(queued.values_list("pk", flat=True))
-        CollectionTarget.objects.filter(pk__in=ids).update(
+        # The status is asked of the locked job rows themselves, so a second claim that
+        # waited for the first's lock finds them running and takes none.
+        job_ids = list(
+            _jobs(queued)
+            .filter(status=TargetStatus.QUEUED)
+            .select_for_update()
+            .values_list("pk", flat=True)
+        )
+        Job.objects.filter(pk__in=job_ids).update(
             status=TargetStatus.RUNNING,
-            started_at=now,
-            began_at=None,
+            began_at=now,
+            finished_at=None,
             deadline_at=now + timedelta(seconds=seconds),
             attempts=F("attempts") + 1,
             progress=5,
             **with_phrases({"step": Phrase(gettext_noop("starting"))}),
         )
+        CollectionTarget.objects.filter(job__in=job_ids).update(began_at=None)
     return list(
-        CollectionTarget.objects.filter(pk__in=ids).select_related(
-            "collection__investigation", "host__credential", "host__jump_host__credential", "side"
+        CollectionTarget.objects.filter(job__in=job_ids).select_related(
+            "job",
+            "collection__investigation",
+            "host__credential",
+            "host__jump_host__credential",
+            "side",
         )
     )
 
@@ -103,10 +128,8 @@ def targets_keep_alive(*, claims: list[tuple[int, int]], seconds: int) -> None:
     to at least `seconds` from now (one statement)."""
     if not claims:
         return
-    claimed = Q()
-    for target_id, attempt in claims:
-        claimed |= Q(pk=target_id, attempts=attempt)
-    CollectionTarget.objects.filter(claimed, status=TargetStatus.RUNNING).update(
+    claimed = CollectionTarget.objects.filter(_claimed(claims))
+    _jobs(claimed).filter(status=TargetStatus.RUNNING).update(
         deadline_at=Greatest(F("deadline_at"), Value(timezone.now() + timedelta(seconds=seconds)))
     )
 
@@ -125,25 +148,31 @@ def target_claim(*, target_id: int, seconds: int) -> CollectionTarget | None:
 @transaction.atomic
 def targets_report(*, reports: dict[tuple[int, int], dict]) -> None:
     """Progress, step or the moment each target began, {(target id, claim): changes}, from
-    that claim only: two statements a kind of change, however many targets report."""
-    claimed = Q()
-    for target_id, attempt in reports:
-        claimed |= Q(pk=target_id, attempts=attempt)
-    running = CollectionTarget.objects.select_for_update().filter(
-        claimed, status=TargetStatus.RUNNING
+    that claim only: a few statements, however many targets report. The moment it began
+    is the target's; progress and step are its job's."""
+    running = (
+        CollectionTarget.objects.filter(_claimed(reports), job__status=TargetStatus.RUNNING)
+        .select_related("job")
+        .select_for_update(of=("job",))
+        .only("pk", "began_at", "job__id", "job__attempts", "job__phrases")
     )
-    by_fields: dict[tuple[str, ...], list[CollectionTarget]] = {}
-    for target in running.only("pk", "attempts", "phrases"):
-        said = reports[(target.pk, target.attempts)]
+    by_fields: dict[tuple[type, tuple[str, ...]], list] = {}
+    for target in running:
+        said = dict(reports[(target.pk, target.job.attempts)])
+        if "began_at" in said:
+            target.began_at = said.pop("began_at")
+            by_fields.setdefault((CollectionTarget, ("began_at",)), []).append(target)
+        if not said:
+            continue
         changes = with_phrases(said, limits={"step": 200})
         if "step" in said:  # the step's phrase replaces the one before (or goes with it)
-            kept = {k: v for k, v in target.phrases.items() if k != "step"}
+            kept = {k: v for k, v in target.job.phrases.items() if k != "step"}
             changes["phrases"] = kept | changes.get("phrases", {})
         for field, value in changes.items():
-            setattr(target, field, value)
-        by_fields.setdefault(tuple(sorted(changes)), []).append(target)
-    for fields, targets in by_fields.items():
-        CollectionTarget.objects.bulk_update(targets, fields)
+            setattr(target.job, field, value)
+        by_fields.setdefault((Job, tuple(sorted(changes))), []).append(target.job)
+    for (model, fields), rows in by_fields.items():
+        model.objects.bulk_update(rows, fields)
 
 
 def targets_time(*, timings: dict[tuple[int, int], dict]) -> None:
@@ -151,24 +180,29 @@ def targets_time(*, timings: dict[tuple[int, int], dict]) -> None:
     (runs/timings.py), from that claim only: the runner writes it with the targets' end."""
     if not timings:
         return
-    claimed = Q()
-    for target_id, attempt in timings:
-        claimed |= Q(pk=target_id, attempts=attempt)
-    targets = list(CollectionTarget.objects.filter(claimed).only("pk", "attempts"))
+    targets = list(
+        CollectionTarget.objects.filter(_claimed(timings))
+        .select_related("job")
+        .only("pk", "job__id", "job__attempts")
+    )
     for target in targets:
-        target.timings = timings[(target.pk, target.attempts)]
+        target.timings = timings[(target.pk, target.job.attempts)]
     CollectionTarget.objects.bulk_update(targets, ["timings"])
+
+
+def _job_of(target_id: int) -> int | None:
+    return CollectionTarget.objects.filter(pk=target_id).values_list("job_id", flat=True).first()
 
 
 def target_succeed(*, target: CollectionTarget, attempt: int | None = None) -> bool:
     """Running -> succeeded; with `attempt`, only if the target is still under that claim."""
-    running = CollectionTarget.objects.filter(pk=target.pk, status=TargetStatus.RUNNING)
-    if attempt is not None:
-        running = running.filter(attempts=attempt)
-    return bool(
-        running.update(
-            status=TargetStatus.SUCCEEDED, progress=100, step="done", finished_at=timezone.now()
-        )
+    return jobs.finish(
+        target.job_id,
+        status=TargetStatus.SUCCEEDED,
+        attempt=attempt,
+        active=[TargetStatus.RUNNING],
+        progress=100,
+        step="done",
     )
 
 
@@ -187,41 +221,29 @@ def target_cancel(*, target_id: int, attempt: int | None = None) -> None:
 
 
 def _target_end(*, target_id: int, status: str, error: "str | Phrase", attempt: int | None):
-    targets = CollectionTarget.objects.filter(
-        pk=target_id, status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]
-    )
-    if attempt is not None:
-        targets = targets.filter(attempts=attempt)
-    updated = targets.update(
+    ended = jobs.finish(
+        _job_of(target_id),
         status=status,
+        attempt=attempt,
+        active=[TargetStatus.QUEUED, TargetStatus.RUNNING],
+        error=error,
         step=status,
-        finished_at=timezone.now(),
-        **with_phrases({"error": as_phrase(error)}, limits={"error": 4000}),
     )
-    if updated:
+    if ended:
         collection_complete_if_done(
             collection_id=CollectionTarget.objects.get(pk=target_id).collection_id
         )
 
 
-@overdue("collection_target")
-def targets_expire_overdue(*, collection: Collection | None = None) -> int:
-    """Fail running targets past their deadline (their worker died or hung): the sweep."""
-    overdue = CollectionTarget.objects.filter(
-        status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING], deadline_at__lt=timezone.now()
+@jobs.after_overdue(TARGET_JOB.name)
+def targets_overdue(target_ids: list[int]) -> None:
+    """The sweep failed these targets (their worker died or hung): their collections may
+    have ended with them."""
+    collections = CollectionTarget.objects.filter(pk__in=target_ids).values_list(
+        "collection_id", flat=True
     )
-    if collection is not None:
-        overdue = overdue.filter(collection=collection)
-    count = 0
-    for target in overdue.only("pk", "attempts", "status"):
-        never_ran = target.status == TargetStatus.QUEUED
-        target_fail(
-            target_id=target.pk,
-            error=Phrase(NEVER_RAN if never_ran else OVERDUE_MESSAGE),
-            attempt=target.attempts,
-        )
-        count += 1
-    return count
+    for collection_id in sorted(set(collections)):
+        collection_complete_if_done(collection_id=collection_id)
 
 
 def artifact_store(*, target: CollectionTarget, captured) -> Artifact:
@@ -246,7 +268,7 @@ def collection_complete_if_done(*, collection_id: int) -> None:
     collection = Collection.objects.select_for_update().get(pk=collection_id)
     if collection.completed_at is not None:
         return
-    targets = list(collection.targets.select_related("host", "side"))
+    targets = list(collection.targets.select_related("host", "side", "job"))
     if any(t.status not in ENDED_TARGET_STATUSES for t in targets):
         return
     collection.completed_at = timezone.now()

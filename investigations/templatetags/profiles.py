@@ -5,6 +5,7 @@ from django.utils.formats import get_format
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from investigations.choices import ProfileFormat
 from investigations.selectors.profiles import PERIOD, SAMPLES, profile_counts
 
 register = template.Library()
@@ -37,3 +38,16 @@ def profile_count(profile) -> str:
     if counts == PERIOD:
         return _("%(count)s events (weighted by period)") % {"count": grouped(profile.weight)}
     return _("%(count)s (weights, not samples)") % {"count": grouped(profile.weight)}
+
+
+@register.simple_tag
+def weight_unit(profile) -> str:
+    """What the profile's weight, the total its shares are of, counts, as the profile's page
+    says it: samples, events weighted by period (perf script's and stackcollapse-perf.pl's
+    counts), or weights."""
+    counts = profile_counts(profile)
+    if counts == PERIOD or (counts == SAMPLES and profile.format == ProfileFormat.PERF_SCRIPT):
+        return _("events weighted by period")
+    if counts == SAMPLES:
+        return _("samples")
+    return _("weights")

@@ -30,6 +30,7 @@ from investigations.selectors import (
     findings_for,
     host_pairs,
 )
+from investigations.selectors.findings import STORY_PAIR, story_findings_count
 from investigations.selectors.root_causes import confirmed_root_cause_ids
 from investigations.services.collections import collection_cancel, collection_request
 from investigations.services.findings import finding_set_status
@@ -60,6 +61,8 @@ def evidence_context(request: HttpRequest, investigation) -> dict:
             ((host, reason) for host in placed if (reason := unready_reason(host))),
             key=lambda item: item[0].name,
         ),
+        # Findings recorded from the story, which no host facts can back while none is placed.
+        "story_findings": 0 if pairs else story_findings_count(investigation=investigation),
         "comparable_pairs": sum(
             1 for p in fact_pairs(investigation=investigation, load_facts=False) if p.complete
         ),
@@ -77,6 +80,7 @@ def findings_context(request: HttpRequest, investigation) -> dict:
     count = sum(1 for f in findings if f.status == "open")
     return {
         "findings": findings,
+        "story_pair": STORY_PAIR,
         # What the rules had to compare: pairs with facts from both hosts.
         "compared": [
             pair

@@ -136,12 +136,15 @@ def _detail_context(ladder: Ladder) -> dict:
     knees = {side: find_knee(side_points) for side, side_points in points.items()}
     labels = {side.side.key: side.side.label for side in sides}
     cpu = ladder_cpu(sides=sides)
+    rows = ladder_rows(ladder=ladder, sides=sides)
     return {
         **context,
         "investigation": ladder.investigation,
         "analysis": ladder.analysis or ladder_analysis(ladder=ladder, points=points),
         "knees": knees,
-        "rows": ladder_rows(ladder=ladder, sides=sides),
+        "rows": rows,
+        # Steps a side began well after its planned moment, with what was measured of why.
+        "late_rows": [row for row in rows if row.late_start],
         # A chart without a single value (CPU, for imported results) is left out.
         "charts": {
             name: figure

@@ -490,7 +490,11 @@
   };
 
   function start(scope) {
-    if (typeof Plotly === "undefined" || !scope.querySelectorAll) return;
+    if (!scope.querySelectorAll) return;
+    if (typeof Plotly === "undefined") {
+      if (window.perfcaseWithPlotly) perfcaseWithPlotly(scope, function () { start(scope); });
+      return;
+    }
     var elements = Array.prototype.slice.call(scope.querySelectorAll("[data-flame-url]"));
     if (scope.matches && scope.matches("[data-flame-url]")) elements.push(scope);
     elements.forEach(function (element) {

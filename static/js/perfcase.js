@@ -119,12 +119,39 @@ function perfcasePathUpright(figure) {
   return figure;
 }
 
+// plotly.js (4.6 MB) is fetched only by a page that draws a chart, when the first chart
+// arrives (a chart carries its address in data-plotly; the browser caches it), so that a
+// page without one, or the case page before its panels, never waits for it.
+var perfcasePlotly = null;
+function perfcaseWithPlotly(root, draw) {
+  if (typeof Plotly !== "undefined") { draw(); return; }
+  var carrier = root.matches && root.matches("[data-plotly]") ? root : root.querySelector("[data-plotly]");
+  if (!carrier) return;
+  if (!perfcasePlotly) {
+    perfcasePlotly = new Promise(function (resolve, reject) {
+      var script = document.createElement("script");
+      script.src = carrier.dataset.plotly;
+      script.onload = resolve;
+      script.onerror = function () { perfcasePlotly = null; reject(); };
+      document.head.appendChild(script);
+    });
+  }
+  perfcasePlotly.then(draw, function () {});
+}
+
 // Charts: each [data-chart] element draws the figure in the json_script it names (for
 // "chart-NAME", the one named NAME). One with data-node-url is the traffic path: a click on
 // a node opens its details in the panel.
 function perfcaseDrawCharts(root) {
-  if (typeof Plotly === "undefined" || !root.querySelectorAll) return;
-  root.querySelectorAll("[data-chart]").forEach(function (target) {
+  if (!root.querySelectorAll) return;
+  var targets = Array.prototype.slice.call(root.querySelectorAll("[data-chart]"));
+  if (root.matches && root.matches("[data-chart]")) targets.push(root);
+  if (targets.length) perfcaseWithPlotly(root, function () { perfcaseDrawTargets(targets); });
+}
+
+function perfcaseDrawTargets(targets) {
+  targets.forEach(function (target) {
+    if (!target.isConnected) return;  // swapped away while plotly.js was on its way
     var data = document.getElementById(target.dataset.chart.replace(/^chart-/, ""));
     if (!data) return;
     var figure = JSON.parse(data.textContent);
@@ -146,6 +173,8 @@ htmx.onLoad(perfcaseDrawCharts);
 // Live refresh never destroys what a person is typing: a panel that polls (or is asked to
 // refresh by an event) skips the refresh while one of its forms has focus, holds text that
 // was not sent yet, or has its details open. The next refresh after that catches up.
+// A panel with a [data-changed-notice] (it answers 204 while nothing changed) still asks,
+// and when it did change shows the notice instead of redrawing, so the person knows.
 function perfcaseEditing(root) {
   var active = document.activeElement;
   if (active && root.contains(active) && active.closest("form") &&
@@ -162,7 +191,19 @@ document.addEventListener("htmx:beforeRequest", function (event) {
   // Only refreshes: a form's own request (or a control inside a form) always goes.
   if (!element || element.tagName === "FORM" || element.closest("form")) return;
   if ((event.detail.requestConfig || {}).verb !== "get") return;
-  if (perfcaseEditing(element)) event.preventDefault();
+  if (!perfcaseEditing(element)) return;
+  if (!element.querySelector("[data-changed-notice]")) event.preventDefault();
+});
+
+document.addEventListener("htmx:beforeSwap", function (event) {
+  var element = event.detail.elt;
+  if (!element || element.tagName === "FORM" || element.closest("form")) return;
+  if ((event.detail.requestConfig || {}).verb !== "get") return;
+  if (event.detail.xhr.status !== 200 || !perfcaseEditing(element)) return;
+  event.detail.shouldSwap = false;
+  element.querySelectorAll("[data-changed-notice]").forEach(function (notice) {
+    notice.hidden = false;
+  });
 });
 
 // A form that failed comes back in its own place with its errors: show it, not the top.
@@ -278,3 +319,15 @@ function perfcaseCountCharacters(root) {
 }
 
 htmx.onLoad(perfcaseCountCharacters);
+
+// Every error of a form at once, each beside its field: the browser's own check stops a
+// form at its first empty required field (or value out of bounds) and shows only that one,
+// so forms are sent as they are and the server answers with all of them. The required
+// marks stay, for people and screen readers.
+function perfcaseServerChecks(root) {
+  if (!root.querySelectorAll) return;
+  if (root.tagName === "FORM") root.noValidate = true;
+  root.querySelectorAll("form").forEach(function (form) { form.noValidate = true; });
+}
+
+htmx.onLoad(perfcaseServerChecks);

@@ -72,6 +72,9 @@ def test_a_note_being_typed_survives_a_colleagues_checklist_change(
     step.locator("summary").click()
     note = "p99 from the LB access logs, 14:02 to 14:10"
     step.locator("textarea[name=notes]").fill(note)
+    notice = step.locator("[data-changed-notice]")
+    page.wait_for_timeout(4000)  # a poll while nothing changed: no notice
+    assert not notice.is_visible()
 
     # A colleague changes another step: the panel would redraw within its 3 s poll.
     checklist_item_update(
@@ -83,11 +86,15 @@ def test_a_note_being_typed_survives_a_colleagues_checklist_change(
 
     assert step.locator("textarea[name=notes]").input_value() == note
     assert step.locator("details.item-more").evaluate("d => d.open")
+    # It says that the checklist changed under the open note (issue 24 bug 13).
+    assert notice.is_visible()
+    assert "has changed since you opened this form" in notice.inner_text()
     step.locator("button:has-text('Save')").click()
     page.wait_for_function("() => document.querySelector('#item-symptom .item-notes') !== null")
     assert note in page.inner_text("#item-symptom .item-notes")
     # Once the note is saved, the colleague's change shows as well.
     page.wait_for_selector("#item-path .badge:has-text('In progress')", timeout=15000)
+    assert not page.locator("#item-symptom [data-changed-notice]").is_visible()
     screenshot(page, "checklist-note-survived")
 
 
@@ -138,11 +145,17 @@ def test_the_case_page_fits_a_phone(browser, personas, live_server, screenshot):
         "[...document.querySelectorAll('h1, h2, button, nav a')].every("
         "e => getComputedStyle(e).wordBreak !== 'break-all')"
     )
-    # The path's node table: each value stays in its own cell.
-    displays = page.eval_on_selector_all(
-        "td.clip", "cells => cells.map(c => getComputedStyle(c).display)"
+    # The path's node table: each side's specification on a line of its own under its
+    # node, in its own cell, on screen (column B was off it, issue 24).
+    specs = page.eval_on_selector_all(
+        "table.path-nodes td.spec",
+        "cells => cells.filter(c => c.offsetParent).map(c => {"
+        " const r = c.getBoundingClientRect();"
+        " return [c.dataset.side, getComputedStyle(c).display, r.left, r.right]; })",
     )
-    assert displays and set(displays) == {"table-cell"}
+    assert {side for side, *_ in specs} == {"A", "B"}
+    for side, display, left, right in specs:
+        assert display == "block" and left >= 0 and right <= PHONE["width"], (side, left, right)
     screenshot(page, "case-page-phone-390")
     page.context.close()
 

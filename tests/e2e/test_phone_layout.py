@@ -2,7 +2,8 @@
 still broken"): the page is no wider than the screen (wide tables scroll inside their card),
 no word is broken inside itself, no text column is narrower than about eight characters,
 fixed or sticky parts take at most a sixth of the height, and no chart's legend or label is
-drawn over its axis titles or other labels. The checks run in the page (LAYOUT_PROBLEMS)
+drawn over its axis titles or other labels, and what compares the sides shows both on screen
+(the path table's column B was off it). The checks run in the page (LAYOUT_PROBLEMS)
 and name each element they fault, so a failure says what to fix."""
 
 from importlib import import_module
@@ -173,6 +174,15 @@ LAYOUT_PROBLEMS = r"""
         if (overlap(boxes[i], boxes[j]))
           problems.push(`in chart ${label} "${labels[i].textContent}" overprints ` +
                         `"${labels[j].textContent}"`);
+  }
+  // 6. What compares the sides shows both on screen: a cell of one side (data-side) lies
+  // within the screen's width, not scrolled off it beside the other.
+  for (const el of document.querySelectorAll("[data-side]")) {
+    if (!shown(el)) continue;
+    const box = el.getBoundingClientRect();
+    if (box.width > 0 && (box.left < -0.5 || box.right > W + 0.5))
+      problems.push(`side ${el.dataset.side}'s ${name(el)} is off screen ` +
+                    `(${Math.round(box.left)} to ${Math.round(box.right)} px)`);
   }
   return problems;
 }

@@ -67,9 +67,7 @@ def test_a_start_form_with_a_bad_value_comes_back_open_with_the_error_under_its_
     form = page.locator(selector)
     for name, value in typed.items():
         form.locator(f"[name='{name}']").fill(value)
-    # The server's answer is under test: the browser's own check (max="120") would stop
-    # some values before they are sent.
-    form.evaluate("f => { f.noValidate = true; }")
+    # The browser's own check (max="120") does not stop the form: the server answers.
     with page.expect_navigation():
         form.locator("button[type=submit]").click()
     page.wait_for_load_state("load")
@@ -91,3 +89,34 @@ def test_a_start_form_with_a_bad_value_comes_back_open_with_the_error_under_its_
     # The error is the field's, not a banner at the top of the page.
     assert page.locator(".messages").count() == 0
     screenshot(page, f"start-form-{kind}-{width}")
+
+
+def test_an_empty_required_field_hides_no_other_error_of_the_form(personas, sign_in, live_server):
+    """Issue 24 bug 13: the browser stopped the form at its empty required field and showed
+    that alone; now every error of the form shows at once, each beside its field."""
+    place_local_hosts(personas)
+    page = sign_in(personas.member)
+    page.goto(f"{live_server.url}/investigations/{personas.investigation.pk}/")
+    panels_loaded(page)
+    page.click("details.ladder-new summary")
+    form = page.locator("details.ladder-new form")
+    form.locator("[name='ladder-side_a_url']").fill("")
+    form.locator("[name='ladder-side_b_url']").fill("ftp://b.example/")
+    form.locator("[name='ladder-steps']").fill("ten twenty")
+    form.locator("[name='ladder-step_seconds']").fill("0")
+    with page.expect_navigation():
+        form.locator("button[type=submit]").click()
+    page.wait_for_load_state("load")
+
+    form = page.locator("details.ladder-new form")
+    errors = {
+        "ladder-side_a_url": "This field is required.",
+        "ladder-side_b_url": "http",
+        "ladder-steps": "whole numbers",
+        "ladder-step_seconds": "greater than or equal to 1",
+    }
+    for name, message in errors.items():
+        card = form.locator(".field", has=page.locator(f"[name='{name}']"))
+        assert "has-error" in card.get_attribute("class"), name
+        assert message in card.locator(".error").inner_text(), name
+    assert form.locator("[name='ladder-side_b_url']").input_value() == "ftp://b.example/"

@@ -853,7 +853,7 @@ def test_the_pages_cancel_button_cancels_and_goes_back_to_the_evidence(personas)
     assert answer["Location"] == f"/investigations/{personas.investigation.pk}/#evidence"
     cancelled = Collection.objects.get(pk=collection["id"])
     assert cancelled.cancel_requested_at is not None and cancelled.completed_at is not None
-    assert set(cancelled.targets.values_list("status", flat=True)) == {"cancelled"}
+    assert set(cancelled.targets.values_list("job__status", flat=True)) == {"cancelled"}
 
 
 # --- pages ----------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from investigations.services.findings import finding_set_status
 from investigations.services.inventory import host_create, member_add
 from investigations.services.targets import target_claim
 from investigations.tasks import collect_target
-from tests.conftest import ApiClient, wait_for
+from tests.conftest import ApiClient, jobs_of, wait_for
 
 
 def place_local_hosts(personas, names=("app-a", "app-b")):
@@ -100,7 +100,7 @@ def test_a_target_past_its_deadline_is_failed_by_the_next_reader(personas):
     collection = collection_request(investigation=personas.investigation, user=personas.member)
     target = collection.targets.first()
     target_claim(target_id=target.pk, seconds=60)
-    CollectionTarget.objects.filter(pk=target.pk).update(
+    jobs_of(CollectionTarget.objects.filter(pk=target.pk)).update(
         deadline_at=timezone.now() - timedelta(seconds=1)
     )
 

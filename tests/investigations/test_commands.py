@@ -105,7 +105,7 @@ def _everything() -> dict:
         )
     } | {
         "checklist": list(ChecklistItem.objects.values_list("key", "status", "auto", "evidence")),
-        "targets": list(CollectionTarget.objects.values_list("pk", "status")),
+        "targets": list(CollectionTarget.objects.values_list("pk", "job__status")),
         "findings": list(Finding.objects.values_list("pk", "status")),
     }
 
@@ -201,7 +201,7 @@ def test_the_demo_hosts_have_facts_and_a_finding_but_are_never_contacted(demo, m
     collection = Collection.objects.get(investigation=investigation)
     assert collection.completed_at is not None
     assert not CollectionTarget.objects.filter(
-        status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]
+        job__status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]
     ).exists()
     assert demo.enqueued == [[collection.pk]]
     before = _everything()

@@ -108,3 +108,24 @@ def test_a_read_shows_overdue_work_as_failed_without_writing():
     assert (read.status, read.error) == ("failed", SCAN_OVERDUE.template)
     assert Job.objects.get(pk=job.pk).status == ScanStatus.SCANNING
     assert jobs.read_job(None, SCAN_JOB) is None
+
+
+def test_a_deleted_row_takes_its_job_along(personas):
+    from investigations.models import Collection, LadderSide
+    from investigations.services.collections import collection_request
+    from tests.investigations.test_collections import place_local_hosts
+    from tests.investigations.test_profiles import ladder_of
+
+    place_local_hosts(personas)
+    collection = collection_request(investigation=personas.investigation, user=personas.member)
+    ladder = ladder_of(personas)
+    owned = [t.job_id for t in collection.targets.all()]
+    owned += [s.job_id for s in LadderSide.objects.filter(ladder=ladder)]
+    kept = jobs.create("host_key_scan", status="scanning").pk
+    assert len(owned) == 4 and Job.objects.filter(pk__in=owned).count() == 4
+
+    personas.investigation.delete()  # its collections, targets, ladders and sides with it
+
+    assert not Collection.objects.exists()
+    assert not Job.objects.filter(pk__in=owned).exists()
+    assert Job.objects.filter(pk=kept).exists()

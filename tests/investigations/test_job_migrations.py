@@ -10,7 +10,7 @@ from django.utils import timezone
 
 APP = "investigations"
 BEFORE = "0021_target_timings"
-AFTER = "0024_capture_jobs"
+AFTER = "0026_ladder_side_jobs"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -85,7 +85,72 @@ def rows_of_each_kind(apps) -> dict:
             **analysis,
         ).pk
 
+    Collection = apps.get_model(APP, "Collection")
+    Target = apps.get_model(APP, "CollectionTarget")
+    collection = Collection.objects.create(
+        investigation=investigation, kind="facts", start_at=asked
+    )
+    host_of_targets = Host.objects.create(
+        team=team, name="collected", address="192.0.2.2", username="p"
+    )
+    other_side = Side.objects.create(investigation=investigation, key="b", label="B")
+
+    def target(side_, **work):
+        return Target.objects.create(
+            collection=collection, host=host_of_targets, side=side_, **work
+        ).pk
+
+    Ladder = apps.get_model(APP, "Ladder")
+    LadderSide = apps.get_model(APP, "LadderSide")
+    ladder = Ladder.objects.create(
+        investigation=investigation, steps=[10, 20], step_seconds=5, warmup_seconds=0
+    )
+    ladder_sides = {
+        "running": LadderSide.objects.create(
+            ladder=ladder,
+            side=side,
+            url="http://192.0.2.3/",
+            status="running",
+            current_step=1,
+            started_at=claimed,
+            deadline_at=due,
+        ).pk,
+        "broke": LadderSide.objects.create(
+            ladder=ladder,
+            side=other_side,
+            url="http://192.0.2.4/",
+            status="completed",
+            breaking_step=1,
+            breaking_reason="p99 above 500 ms",
+            phrases={"breaking_reason": ["p99 above %(limit)s ms", {"limit": 500}]},
+            finished_at=claimed,
+        ).pk,
+    }
+
     return {
+        "ladder_sides": ladder_sides,
+        "targets": {
+            "running": target(
+                side,
+                status="running",
+                progress=40,
+                step="capturing",
+                attempts=2,
+                started_at=claimed,
+                began_at=claimed + timedelta(seconds=1),
+                deadline_at=due,
+                timings={"queue": 0.1},
+            ),
+            "failed": target(
+                other_side,
+                status="failed",
+                attempts=1,
+                finished_at=claimed,
+                error="Cannot connect to 192.0.2.2.",
+                phrases={"error": ["Cannot connect to %(address)s.", {"address": "192.0.2.2"}]},
+            ),
+        },
+        "collection": collection,
         "captures": {
             "ready": capture("ready.pcap", status="ready", progress=100, packets=12),
             "analysing": capture(
@@ -211,3 +276,79 @@ def test_host_key_scans_move_onto_jobs_and_back(before):
     )
     assert back["failed"].phrases["scan_error"][0] == "Cannot reach %(address)s."
     assert back["scanning"].scan_requested_at == rows["asked"]
+
+
+def test_collection_targets_move_onto_jobs_and_back(before):
+    rows = rows_of_each_kind(before)
+    ids = rows["targets"]
+
+    apps = migrate(AFTER)
+    Target = apps.get_model(APP, "CollectionTarget")
+    targets = {t.pk: t for t in Target.objects.select_related("job")}
+    running, failed = targets[ids["running"]], targets[ids["failed"]]
+    job = running.job
+    assert (job.kind, job.object_id, job.status, job.progress, job.step, job.attempts) == (
+        "collection_target",
+        ids["running"],
+        "running",
+        40,
+        "capturing",
+        2,
+    )
+    assert (job.began_at, job.deadline_at) == (rows["claimed"], rows["due"])
+    assert job.created_at == rows["collection"].created_at
+    # When its measurement began and where its time went stay the target's own.
+    assert running.began_at == rows["claimed"] + timedelta(seconds=1)
+    assert running.timings == {"queue": 0.1}
+    assert (failed.job.status, failed.job.error, failed.job.finished_at) == (
+        "failed",
+        "Cannot connect to 192.0.2.2.",
+        rows["claimed"],
+    )
+    assert failed.job.phrases["error"][1] == {"address": "192.0.2.2"}
+
+    apps = migrate(BEFORE)
+    Target = apps.get_model(APP, "CollectionTarget")
+    back = {t.pk: t for t in Target.objects.all()}
+    assert (back[ids["running"]].status, back[ids["running"]].attempts) == ("running", 2)
+    assert back[ids["running"]].started_at == rows["claimed"]
+    assert back[ids["running"]].deadline_at == rows["due"]
+    assert back[ids["failed"]].phrases["error"][0] == "Cannot connect to %(address)s."
+
+
+def test_ladder_sides_move_onto_jobs_and_back(before):
+    rows = rows_of_each_kind(before)
+    ids = rows["ladder_sides"]
+
+    apps = migrate(AFTER)
+    LadderSide = apps.get_model(APP, "LadderSide")
+    sides = {s.pk: s for s in LadderSide.objects.select_related("job")}
+    running, broke = sides[ids["running"]], sides[ids["broke"]]
+    assert (running.job.kind, running.job.object_id, running.job.status) == (
+        "ladder_side",
+        ids["running"],
+        "running",
+    )
+    assert (running.job.began_at, running.job.deadline_at, running.job.attempts) == (
+        rows["claimed"],
+        rows["due"],
+        1,
+    )
+    assert running.current_step == 1  # the side's own
+    assert (broke.job.status, broke.job.finished_at, broke.job.attempts) == (
+        "completed",
+        rows["claimed"],
+        0,
+    )
+    assert (broke.breaking_step, broke.breaking_reason) == (1, "p99 above 500 ms")
+    assert broke.job.phrases["breaking_reason"][1] == {"limit": 500}
+
+    apps = migrate(BEFORE)
+    LadderSide = apps.get_model(APP, "LadderSide")
+    back = {s.pk: s for s in LadderSide.objects.all()}
+    assert (back[ids["running"]].status, back[ids["running"]].started_at) == (
+        "running",
+        rows["claimed"],
+    )
+    assert back[ids["running"]].deadline_at == rows["due"]
+    assert back[ids["broke"]].phrases["breaking_reason"][0] == "p99 above %(limit)s ms"

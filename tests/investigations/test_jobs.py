@@ -13,13 +13,14 @@ from investigations.choices import (
     ScanStatus,
     TargetStatus,
 )
-from investigations.jobs.sweeper import job_kinds, overdue_rules, sweep
+from investigations.jobs.sweeper import job_kinds, sweep
 from investigations.models import Capture, CollectionTarget, Job, LadderSide
 from investigations.services.captures import capture_import
 from investigations.services.collections import collection_request
 from investigations.services.hostkeys import host_key_scan_request
 from investigations.services.inventory import host_create
 from investigations.services.targets import target_claim
+from tests.conftest import jobs_of
 from tests.investigations.test_captures import pcap_of, upload
 from tests.investigations.test_collections import place_local_hosts
 from tests.investigations.test_ladders import ladder, running  # noqa: F401 (fixtures)
@@ -29,7 +30,7 @@ AGO = timedelta(seconds=1)
 
 
 def test_every_kind_of_job_is_known_to_the_sweep_by_itself():
-    assert set(job_kinds()) | set(overdue_rules()) == {
+    assert set(job_kinds()) == {
         "capture_analysis",
         "collection_target",
         "host_key_scan",
@@ -58,8 +59,8 @@ def test_one_sweep_fails_overdue_work_of_every_kind(
     place_local_hosts(personas)
     collection = collection_request(investigation=personas.investigation, user=personas.member)
     target = target_claim(target_id=collection.targets.first().pk, seconds=60)
-    CollectionTarget.objects.filter(pk=target.pk).update(deadline_at=timezone.now() - AGO)
-    running.sides.update(deadline_at=timezone.now() - AGO)
+    jobs_of(CollectionTarget.objects.filter(pk=target.pk)).update(deadline_at=timezone.now() - AGO)
+    jobs_of(running.sides.all()).update(deadline_at=timezone.now() - AGO)
     (capture,) = capture_import(
         investigation=personas.investigation,
         user=personas.member,

@@ -3,6 +3,7 @@ queries and the entry that must come first), the API's contract and who may writ
 strings, what outsiders see, and the pages in both languages."""
 
 import json
+import re
 import unicodedata
 from pathlib import Path
 
@@ -841,3 +842,42 @@ def test_the_nav_links_to_the_knowledge_base(personas):
     page = _page(personas.client(personas.viewer), "/knowledge/")
 
     assert '<a href="/knowledge/" aria-current="page">' in page
+
+
+def _title_pattern(template: str) -> re.Pattern:
+    """A finding title's template as a pattern its quotes match: a side's letter for
+    %(side)s, any word (N, M, …) for the other values."""
+    parts = re.split(r"%\((\w+)\)s", template)
+    pattern = "".join(
+        re.escape(part) if index % 2 == 0 else ("[AB]" if part == "side" else r"\S+?")
+        for index, part in enumerate(parts)
+    )
+    return re.compile(pattern)
+
+
+def test_the_shipped_entries_quote_the_findings_titles_as_they_are_now():
+    """Issue 24: short-lived-tls-connections quoted the connection churn finding's old title
+    ("Side A opens N new connections where the other opens M")."""
+    from django.utils import translation
+
+    from investigations.demo.past_tls import TLS_CASE
+    from investigations.demo.past_vcpus import VCPUS_CASE
+
+    titles = {
+        verdict.rule: verdict.title.template
+        for past in (TLS_CASE, VCPUS_CASE)
+        for pair in past.verdicts()
+        for verdict in pair.verdicts
+    }
+    quoted = 0
+    for entry in SHIPPED:
+        for field, language in (("detection", "en"), ("detection_zh", "zh-hans")):
+            for rule, quote in re.findall(r"(\w+)(?: \(|（)\"([^\"]+)\"", entry[field]):
+                if rule not in titles:
+                    continue
+                with translation.override(language):
+                    template = translation.gettext(titles[rule])
+                assert _title_pattern(template).fullmatch(quote), (entry["slug"], field, quote)
+                quoted += 1
+    # short-lived-tls-connections's two and too-many-vcpus's one, in both languages
+    assert quoted == 6

@@ -18,7 +18,7 @@ from investigations.services.ladder_results import (
     ladder_side_finish,
     ladder_step_store,
 )
-from tests.conftest import HOSTILE_STRINGS, ApiClient, fresh
+from tests.conftest import HOSTILE_STRINGS, ApiClient, fresh, jobs_of
 
 pytestmark = pytest.mark.django_db
 
@@ -381,7 +381,7 @@ def test_reading_a_ladder_gives_up_on_overdue_sides(
     personas, created, django_capture_on_commit_callbacks
 ):
     ladder_claim(ladder_id=created["id"], seconds=600)
-    LadderSide.objects.update(deadline_at=timezone.now() - timedelta(seconds=1))
+    jobs_of(LadderSide.objects.all()).update(deadline_at=timezone.now() - timedelta(seconds=1))
 
     with django_capture_on_commit_callbacks(execute=True):
         ApiClient(personas.viewer).get(f"/api/ladders/{created['id']}")

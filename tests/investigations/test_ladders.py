@@ -16,6 +16,7 @@ from django.utils import timezone
 from collectors.loadresults import parse
 from investigations.analysis.steps import breaking_reason
 from investigations.choices import HostRole, ItemStatus, LadderStatus
+from investigations.jobs.sweeper import fail_overdue
 from investigations.models import (
     ChecklistItem,
     EnvironmentMember,
@@ -33,10 +34,9 @@ from investigations.services.ladder_results import (
     ladder_finish_if_done,
     ladder_side_finish,
     ladder_step_store,
-    ladders_expire_overdue,
 )
 from investigations.services.ladders import ladder_cancel, ladder_request
-from tests.conftest import HOSTILE_STRINGS, fresh, loaded_page
+from tests.conftest import HOSTILE_STRINGS, fresh, jobs_of, loaded_page
 
 pytestmark = pytest.mark.django_db
 
@@ -417,10 +417,10 @@ def test_claim_moves_the_queued_sides_to_running_once(ladder, django_assert_num_
 
 def test_a_second_claim_finds_nothing_and_changes_nothing(ladder):
     ladder_claim(ladder_id=ladder.pk, seconds=300)
-    deadlines = list(ladder.sides.values_list("deadline_at", flat=True))
+    deadlines = list(ladder.sides.values_list("job__deadline_at", flat=True))
 
     assert ladder_claim(ladder_id=ladder.pk, seconds=9000) == []
-    assert list(ladder.sides.values_list("deadline_at", flat=True)) == deadlines
+    assert list(ladder.sides.values_list("job__deadline_at", flat=True)) == deadlines
     assert fresh(ladder).status == LadderStatus.RUNNING
 
 
@@ -721,16 +721,16 @@ def test_finishing_an_ended_ladder_again_changes_nothing(
     assert TimelineEvent.objects.count() == events
 
 
-# --- ladders_expire_overdue ---------------------------------------------------------------
+# --- the sweep, for ladder sides -----------------------------------------------------------
 
 
 def test_overdue_sides_fail_and_so_does_their_ladder(
     personas, running, django_capture_on_commit_callbacks
 ):
-    running.sides.update(deadline_at=timezone.now() - timedelta(seconds=1))
+    jobs_of(running.sides.all()).update(deadline_at=timezone.now() - timedelta(seconds=1))
 
     with django_capture_on_commit_callbacks(execute=True):
-        ladders_expire_overdue()
+        fail_overdue()
 
     for side in running.sides.all():
         assert side.status == LadderStatus.FAILED
@@ -739,12 +739,12 @@ def test_overdue_sides_fail_and_so_does_their_ladder(
 
 
 def test_sides_within_their_deadline_are_left_running(running, django_capture_on_commit_callbacks):
-    LadderSide.objects.filter(pk=side_of(running, "a").pk).update(
+    jobs_of(LadderSide.objects.filter(pk=side_of(running, "a").pk)).update(
         deadline_at=timezone.now() - timedelta(seconds=1)
     )
 
     with django_capture_on_commit_callbacks(execute=True):
-        ladders_expire_overdue()
+        fail_overdue()
 
     assert side_of(running, "a").status == LadderStatus.FAILED
     assert side_of(running, "b").status == LadderStatus.RUNNING
@@ -752,7 +752,7 @@ def test_sides_within_their_deadline_are_left_running(running, django_capture_on
 
 
 def test_queued_sides_are_not_expired(ladder):
-    ladders_expire_overdue()
+    fail_overdue()
 
     assert {s.status for s in ladder.sides.all()} == {LadderStatus.QUEUED}
 

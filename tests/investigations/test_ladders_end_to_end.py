@@ -86,13 +86,21 @@ def test_the_weaker_side_reaches_its_knee_first_and_the_sides_diverge(
         assert step.planned_at == slot + timedelta(seconds=stored.warmup_seconds), step
     # The service hosts were sampled every second during each step.
     assert results[("a", 4)]["cpu_user"] is not None
-    assert LadderSample.objects.filter(tool="vmstat").count() == 6
-    vmstat = LadderSample.objects.filter(tool="vmstat").first().series
+    service = [placed[(side, "service")] for side in "ab"]
+    assert LadderSample.objects.filter(tool="vmstat", host__in=service).count() == 6
+    vmstat = LadderSample.objects.filter(tool="vmstat", host__in=service).first().series
     assert len(vmstat) >= 2 and {"r", "cs", "in", "us", "sy", "st"} <= set(vmstat[0])
     if shutil.which("mpstat"):  # sysstat: per-CPU series, and the busiest CPU of each step
         mpstat = LadderSample.objects.filter(tool="mpstat").first().series
         assert {"all", "0"} <= set(mpstat[0]) and "soft" in mpstat[0]["0"]
         assert results[("a", 16)]["busiest_cpu"]["busy"] > 0
+    # So was each side's load generator, to tell a late start on a saturated one.
+    generators = [placed[(side, "load_generator")] for side in "ab"]
+    assert LadderSample.objects.filter(tool="vmstat", host__in=generators).count() == 6
+    for step in LadderStep.objects.filter(ladder_side__ladder=stored):
+        generator = step.ladder_side.load_generator
+        assert step.cpu["generator"]["host"] == generator.name, step.cpu
+        assert 0 <= step.cpu["generator"]["busy"] <= 100, step.cpu
     summaries = list(TimelineEvent.objects.filter(kind="ladder").values_list("summary", flat=True))
     assert summaries[0].startswith("Ladder started: 1, 4, 16 connections")
     assert any(s.startswith("Ladder: knee of side A:") for s in summaries)

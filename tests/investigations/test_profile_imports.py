@@ -17,7 +17,7 @@ from investigations.models import Profile
 from investigations.services.profiles import AUTO, profile_import
 from tests.collectors.test_recognise import CAPTURES
 from tests.collectors.test_stacks import PROFILES, run_stackcollapse
-from tests.conftest import loaded_page
+from tests.conftest import ApiClient, loaded_page
 
 pytestmark = pytest.mark.django_db
 
@@ -164,3 +164,48 @@ def test_the_import_form_says_beside_its_field_what_a_wrong_file_is(personas):
     assert "trace.pcap: this is not a profile in any format read here; it looks like a " in page
     assert "packet capture (pcap)" in page
     assert not Profile.objects.exists()
+
+
+def test_the_api_takes_auto_and_recognises_each_files_format(personas):
+    """The import endpoint's format "auto", as the page's form has it (issue 24): each
+    file's own format; the explicit formats still hold; no profile at all is named."""
+    api = ApiClient(personas.member)
+    path = f"/api/investigations/{personas.investigation.pk}/imports"
+    folded = run_stackcollapse(DD.read_bytes(), ["--all"])
+
+    def post(side: str, format: str, *files: tuple[str, bytes]):
+        uploads = [SimpleUploadedFile(name, content) for name, content in files]
+        return api.client.post(
+            path, {"side": side, "format": format, "file": uploads}, headers=api.headers
+        )
+
+    answer = post("a", "auto", ("dd.txt", DD.read_bytes()), ("dd.folded", folded))
+    assert answer.status_code == 201, answer.content
+    formats = {p["name"]: p["format"] for p in answer.json()["profiles"]}
+    assert formats == {"dd.txt": "perf-script", "dd.folded": "folded"}
+
+    refused = post("b", "perf-script", ("dd.folded", folded))
+    assert refused.status_code == 400
+    assert refused.json()["errors"][0]["message"].startswith(
+        "dd.folded: this is folded stacks, not perf script text"
+    )
+    capture = (CAPTURES / "lossy-link-ethernet.pcap").read_bytes()
+    pcap = post("b", "auto", ("lossy.pcap", capture))
+    assert pcap.status_code == 400
+    assert pcap.json()["errors"][0]["message"].startswith("lossy.pcap: this is not a profile")
+    assert Profile.objects.count() == 2
+
+
+def test_the_diff_page_says_what_each_sides_shares_are_of(personas, client):
+    """Issue 24: its help said "percent of its own samples" where a side's weight may be
+    events weighted by period; it names each side's unit as the profile's page does."""
+    a = imported(personas, "a.folded", b"svc;main;parse 90\nsvc;main;encode 10\n")
+    b = imported(personas, "dd.folded", run_stackcollapse(DD.read_bytes(), ["--all"]), side="b")
+    client.force_login(personas.member)
+
+    page = loaded_page(
+        client, f"/investigations/{personas.investigation.pk}/profiles/diff/?a={a.pk}&b={b.pk}"
+    )
+
+    assert "own samples" not in page
+    assert "percent of its own total (A counts samples, B events weighted by period)" in page

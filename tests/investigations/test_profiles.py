@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from collectors.ssh import Connection
 from investigations.choices import LadderStatus
-from investigations.models import ChecklistItem, Finding, Ladder, LadderSide, Profile
+from investigations.models import ChecklistItem, Finding, Ladder, Profile
 from investigations.services.collections import collection_request
+from investigations.services.ladder_results import ladder_side_add
 from tests.conftest import ApiClient, loaded_page, require_real_tool, wait_for
 from tests.conftest import trust_host_key as trust
 from tests.investigations.test_facts_end_to_end import place
@@ -243,7 +244,7 @@ def ladder_of(personas, *, status=LadderStatus.RUNNING, start_in=60.0, steps=(10
         slot_seconds=25,
     )
     for key in ("a", "b"):
-        LadderSide.objects.create(
+        ladder_side_add(
             ladder=ladder,
             side=personas.investigation.sides.get(key=key),
             url="" if status == LadderStatus.IMPORTED else f"http://127.0.0.1:9/{key}",

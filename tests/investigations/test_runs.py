@@ -21,7 +21,7 @@ from investigations.services.collections import collection_request, target_deadl
 from investigations.services.inventory import credential_create
 from investigations.services.targets import target_claim, targets_keep_alive
 from investigations.worker import Sweeper
-from tests.conftest import ApiClient, start_worker, stop_worker, wait_for
+from tests.conftest import ApiClient, jobs_of, start_worker, stop_worker, wait_for
 from tests.conftest import trust_host_key as trust
 from tests.investigations.test_collections import place_local_hosts
 from tests.investigations.test_facts_end_to_end import place
@@ -120,7 +120,7 @@ def overdue(personas):
     collection = collection_request(investigation=personas.investigation, user=personas.member)
     target = collection.targets.first()
     target_claim(target_id=target.pk, seconds=60)
-    CollectionTarget.objects.filter(pk=target.pk).update(
+    jobs_of(CollectionTarget.objects.filter(pk=target.pk)).update(
         deadline_at=timezone.now() - timedelta(seconds=1)
     )
     return collection, target
@@ -145,7 +145,7 @@ def test_reading_an_overdue_target_shows_it_failed_without_writing(personas, ove
 def test_the_sweep_fails_overdue_targets_and_says_so_once(personas, overdue):
     collection, target = overdue
     other = collection.targets.exclude(pk=target.pk).get()
-    CollectionTarget.objects.filter(pk=other.pk).update(status=TargetStatus.SUCCEEDED)
+    jobs_of(CollectionTarget.objects.filter(pk=other.pk)).update(status=TargetStatus.SUCCEEDED)
 
     tasks.sweep()
     tasks.sweep()
@@ -183,9 +183,9 @@ def test_a_live_run_moves_its_targets_deadlines_on_and_only_its_own_claims(perso
     for target in (mine, other):
         target_claim(target_id=target.pk, seconds=5)
     soon = timezone.now() + timedelta(seconds=5)
-    CollectionTarget.objects.update(deadline_at=soon)
+    jobs_of(CollectionTarget.objects.all()).update(deadline_at=soon)
     later = timezone.now() + timedelta(seconds=100)
-    CollectionTarget.objects.filter(pk=other.pk).update(deadline_at=later)
+    jobs_of(CollectionTarget.objects.filter(pk=other.pk)).update(deadline_at=later)
 
     targets_keep_alive(claims=[(mine.pk, 1), (other.pk, 1)], seconds=30)
     targets_keep_alive(claims=[(mine.pk, 2)], seconds=600)  # a superseded claim: nothing
@@ -267,9 +267,9 @@ def test_a_worker_killed_mid_collection_leaves_no_target_running(
     )
     assert {t["status"] for t in final["targets"]} == {"succeeded"}
     targets = CollectionTarget.objects.filter(collection_id=created["id"])
-    assert not targets.filter(status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]).exists()
+    assert not targets.filter(job__status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]).exists()
     # The redelivered task claimed both again, and the collection ended once.
-    assert set(targets.values_list("attempts", flat=True)) == {2}
+    assert set(targets.values_list("job__attempts", flat=True)) == {2}
     assert (
         TimelineEvent.objects.filter(summary__startswith="Host facts collected from 2 of 2").count()
         == 1

@@ -40,7 +40,7 @@ from investigations.services.captures import capture_import
 from investigations.services.collections import collection_time_limit
 from investigations.services.hostkeys import host_key_scan_request
 from investigations.services.inventory import credential_create, host_create
-from tests.conftest import ApiClient, start_worker, stop_worker, wait_for
+from tests.conftest import ApiClient, jobs_of, start_worker, stop_worker, wait_for
 from tests.conftest import trust_host_key as trust
 from tests.investigations.test_captures import need_tcpdump, pcap_of, upload
 from tests.investigations.test_facts_end_to_end import place
@@ -125,7 +125,7 @@ def test_a_worker_killed_mid_collection_leaves_every_target_failed_by_its_deadli
     workers()  # a worker is back (a restart); the killed one's message waits in Redis
 
     wait_for(
-        lambda: not targets.filter(status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]),
+        lambda: not targets.filter(job__status__in=[TargetStatus.QUEUED, TargetStatus.RUNNING]),
         timeout=120,
         interval=0.5,
     )
@@ -152,7 +152,7 @@ def test_a_capture_whose_worker_was_killed_is_failed_after_its_own_length_not_th
         {"kind": "capture", "seconds": 30, "interface": "lo"},
     ).body
     targets = CollectionTarget.objects.filter(collection_id=created["id"])
-    wait_for(lambda: targets.filter(step__startswith="capturing").count() == 2, timeout=60)
+    wait_for(lambda: targets.filter(job__step__startswith="capturing").count() == 2, timeout=60)
 
     kill_hard(first)
     workers()
@@ -164,10 +164,10 @@ def test_a_capture_whose_worker_was_killed_is_failed_after_its_own_length_not_th
         worst = collection_time_limit(collection=collection, targets=2)
         assert own < worst / 2, (own, worst)
     # Its moment comes sooner here (the test's patience); the sweep fails it then.
-    targets.update(deadline_at=timezone.now() + timedelta(seconds=2))
-    wait_for(lambda: not targets.filter(status=TargetStatus.RUNNING), timeout=60, interval=0.5)
+    jobs_of(targets).update(deadline_at=timezone.now() + timedelta(seconds=2))
+    wait_for(lambda: not targets.filter(job__status=TargetStatus.RUNNING), timeout=60, interval=0.5)
     ended_in_time(targets.all(), TargetStatus.FAILED, OVERDUE_MESSAGE)
-    assert all(target.finished_at >= target.deadline_at for target in targets)
+    assert all(target.finished_at >= target.deadline_at for target in targets.all())
 
 
 def test_targets_no_worker_began_are_failed_by_their_deadline_too(
@@ -196,9 +196,9 @@ def test_targets_no_worker_began_are_failed_by_their_deadline_too(
             limit,
         )
     # Its moment comes sooner here (the test's patience), as if the run had been short.
-    targets.update(deadline_at=timezone.now() + timedelta(seconds=3))
+    jobs_of(targets).update(deadline_at=timezone.now() + timedelta(seconds=3))
 
-    wait_for(lambda: not targets.filter(status=TargetStatus.QUEUED), timeout=120, interval=0.5)
+    wait_for(lambda: not targets.filter(job__status=TargetStatus.QUEUED), timeout=120, interval=0.5)
     ended_in_time(targets.all(), TargetStatus.FAILED, NEVER_RAN)
 
 
@@ -222,14 +222,14 @@ def test_a_worker_killed_mid_ladder_leaves_both_sides_failed_by_their_deadline(
         )
         assert created.status_code == 201, created.body
         sides = LadderSide.objects.filter(ladder_id=created.body["id"])
-        wait_for(lambda: sides.filter(status=LadderStatus.RUNNING).count() == 2, timeout=60)
+        wait_for(lambda: sides.filter(job__status=LadderStatus.RUNNING).count() == 2, timeout=60)
         time.sleep(1)
 
         kill_hard(first)
         workers()
 
         wait_for(
-            lambda: not sides.filter(status__in=[LadderStatus.QUEUED, LadderStatus.RUNNING]),
+            lambda: not sides.filter(job__status__in=[LadderStatus.QUEUED, LadderStatus.RUNNING]),
             timeout=150,
             interval=0.5,
         )

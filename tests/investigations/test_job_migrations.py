@@ -1,6 +1,7 @@
 """The migrations that move each kind of background work onto Job carry existing rows over:
 a database that holds rows of each kind, migrated forward, reads as it did."""
 
+import traceback
 from datetime import timedelta
 
 import pytest
@@ -12,8 +13,6 @@ APP = "investigations"
 BEFORE = "0021_target_timings"
 AFTER = "0026_ladder_side_jobs"
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
 
 def migrate(target: str):
     """The database migrated to `target`; the historical models' registry there."""
@@ -22,14 +21,6 @@ def migrate(target: str):
     executor.migrate([(APP, target)])
     executor.loader.build_graph()
     return executor.loader.project_state([(APP, target)]).apps
-
-
-@pytest.fixture
-def before():
-    """The apps registry at BEFORE; the latest schema again afterwards."""
-    latest = MigrationExecutor(connection).loader.graph.leaf_nodes(APP)
-    yield migrate(BEFORE)
-    MigrationExecutor(connection).migrate(latest)
 
 
 def rows_of_each_kind(apps) -> dict:
@@ -185,11 +176,9 @@ def rows_of_each_kind(apps) -> dict:
     }
 
 
-def test_capture_analyses_move_onto_jobs_and_back(before):
-    rows = rows_of_each_kind(before)
+def capture_analysis_forward(apps, rows):
     ids = rows["captures"]
 
-    apps = migrate(AFTER)
     Capture = apps.get_model(APP, "Capture")
     jobs = {c.pk: c.job for c in Capture.objects.select_related("job")}
     ready, analysing, failed = (jobs[ids[name]] for name in ("ready", "analysing", "failed"))
@@ -208,7 +197,10 @@ def test_capture_analyses_move_onto_jobs_and_back(before):
     assert failed.phrases["error"][1] == {"file": "failed.pcap", "error": "boom"}
     assert Capture.objects.get(pk=ids["ready"]).packets == 12
 
-    apps = migrate(BEFORE)
+
+def capture_analysis_back(apps, rows):
+    ids = rows["captures"]
+
     Capture = apps.get_model(APP, "Capture")
     back = {c.pk: c for c in Capture.objects.all()}
     assert (back[ids["analysing"]].status, back[ids["analysing"]].progress) == ("analysing", 40)
@@ -216,11 +208,9 @@ def test_capture_analyses_move_onto_jobs_and_back(before):
     assert back[ids["failed"]].phrases["error"][0] == "%(file)s cannot be analysed: %(error)s"
 
 
-def test_webhook_deliveries_move_onto_jobs_and_back(before):
-    rows = rows_of_each_kind(before)
+def webhook_delivery_forward(apps, rows):
     delivered, failed, pending = rows["deliveries"]
 
-    apps = migrate(AFTER)
     Delivery = apps.get_model(APP, "WebhookDelivery")
     jobs = {d.pk: d.job for d in Delivery.objects.select_related("job")}
     assert (jobs[delivered].kind, jobs[delivered].object_id) == ("webhook_delivery", delivered)
@@ -237,7 +227,10 @@ def test_webhook_deliveries_move_onto_jobs_and_back(before):
         None,
     )
 
-    apps = migrate(BEFORE)
+
+def webhook_delivery_back(apps, rows):
+    delivered, failed, pending = rows["deliveries"]
+
     Delivery = apps.get_model(APP, "WebhookDelivery")
     back = {d.pk: d for d in Delivery.objects.all()}
     assert (back[delivered].status, back[delivered].attempts) == ("delivered", 2)
@@ -246,10 +239,8 @@ def test_webhook_deliveries_move_onto_jobs_and_back(before):
     assert back[pending].status == "pending"
 
 
-def test_host_key_scans_move_onto_jobs_and_back(before):
-    rows = rows_of_each_kind(before)
+def host_key_scan_forward(apps, rows):
 
-    apps = migrate(AFTER)
     Host = apps.get_model(APP, "Host")
     hosts = {host.name: host for host in Host.objects.select_related("job")}
     assert hosts["never"].job is None
@@ -266,7 +257,9 @@ def test_host_key_scans_move_onto_jobs_and_back(before):
     assert failed.phrases == {"error": ["Cannot reach %(address)s.", {"address": "192.0.2.1"}]}
     assert hosts["done"].job.status == "done"
 
-    apps = migrate(BEFORE)
+
+def host_key_scan_back(apps, rows):
+
     Host = apps.get_model(APP, "Host")
     back = {host.name: host for host in Host.objects.all()}
     assert back["never"].scan_status == ""
@@ -278,11 +271,9 @@ def test_host_key_scans_move_onto_jobs_and_back(before):
     assert back["scanning"].scan_requested_at == rows["asked"]
 
 
-def test_collection_targets_move_onto_jobs_and_back(before):
-    rows = rows_of_each_kind(before)
+def collection_target_forward(apps, rows):
     ids = rows["targets"]
 
-    apps = migrate(AFTER)
     Target = apps.get_model(APP, "CollectionTarget")
     targets = {t.pk: t for t in Target.objects.select_related("job")}
     running, failed = targets[ids["running"]], targets[ids["failed"]]
@@ -307,7 +298,10 @@ def test_collection_targets_move_onto_jobs_and_back(before):
     )
     assert failed.job.phrases["error"][1] == {"address": "192.0.2.2"}
 
-    apps = migrate(BEFORE)
+
+def collection_target_back(apps, rows):
+    ids = rows["targets"]
+
     Target = apps.get_model(APP, "CollectionTarget")
     back = {t.pk: t for t in Target.objects.all()}
     assert (back[ids["running"]].status, back[ids["running"]].attempts) == ("running", 2)
@@ -316,11 +310,9 @@ def test_collection_targets_move_onto_jobs_and_back(before):
     assert back[ids["failed"]].phrases["error"][0] == "Cannot connect to %(address)s."
 
 
-def test_ladder_sides_move_onto_jobs_and_back(before):
-    rows = rows_of_each_kind(before)
+def ladder_side_forward(apps, rows):
     ids = rows["ladder_sides"]
 
-    apps = migrate(AFTER)
     LadderSide = apps.get_model(APP, "LadderSide")
     sides = {s.pk: s for s in LadderSide.objects.select_related("job")}
     running, broke = sides[ids["running"]], sides[ids["broke"]]
@@ -343,7 +335,10 @@ def test_ladder_sides_move_onto_jobs_and_back(before):
     assert (broke.breaking_step, broke.breaking_reason) == (1, "p99 above 500 ms")
     assert broke.job.phrases["breaking_reason"][1] == {"limit": 500}
 
-    apps = migrate(BEFORE)
+
+def ladder_side_back(apps, rows):
+    ids = rows["ladder_sides"]
+
     LadderSide = apps.get_model(APP, "LadderSide")
     back = {s.pk: s for s in LadderSide.objects.all()}
     assert (back[ids["running"]].status, back[ids["running"]].started_at) == (
@@ -352,3 +347,45 @@ def test_ladder_sides_move_onto_jobs_and_back(before):
     )
     assert back[ids["running"]].deadline_at == rows["due"]
     assert back[ids["broke"]].phrases["breaking_reason"][0] == "p99 above %(limit)s ms"
+
+
+# One migration down and up for every kind (each such trip costs tens of seconds, and a
+# test per kind would make a trip in every test process that runs one): each kind's checks
+# run at AFTER and again at BEFORE, and every kind's failure is reported by name.
+CHECKS = {
+    "capture_analysis": (capture_analysis_forward, capture_analysis_back),
+    "webhook_delivery": (webhook_delivery_forward, webhook_delivery_back),
+    "host_key_scan": (host_key_scan_forward, host_key_scan_back),
+    "collection_target": (collection_target_forward, collection_target_back),
+    "ladder_side": (ladder_side_forward, ladder_side_back),
+}
+
+
+def _outcome(check, apps, rows) -> str | None:
+    try:
+        check(apps, rows)
+    except Exception:
+        return traceback.format_exc(limit=3)
+    return None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rows_of_each_kind_move_onto_jobs_and_back():
+    """Rows of every kind made at BEFORE, migrated forward (checked), then back (checked);
+    the latest schema again afterwards."""
+    latest = MigrationExecutor(connection).loader.graph.leaf_nodes(APP)
+    failed: dict[str, str] = {}
+    try:
+        rows = rows_of_each_kind(migrate(BEFORE))
+        apps = migrate(AFTER)
+        for kind, (forward, _) in CHECKS.items():
+            if (error := _outcome(forward, apps, rows)) is not None:
+                failed[f"{kind}, forward"] = error
+        apps = migrate(BEFORE)
+        for kind, (_, back) in CHECKS.items():
+            if (error := _outcome(back, apps, rows)) is not None:
+                failed[f"{kind}, back"] = error
+    finally:
+        MigrationExecutor(connection).migrate(latest)
+
+    assert not failed, "\n".join(f"{name}:\n{error}" for name, error in failed.items())

@@ -31,6 +31,7 @@ from investigations.services.timeline import label_phrase, timeline_event_log
 # A target whose worker stopped this many times (killed, restarted) is given up.
 MAX_CLAIMS = 3
 CANCELLED = Phrase(gettext_noop("Cancelled."))
+DONE = Phrase(gettext_noop("done"))
 
 
 def _jobs(targets) -> QuerySet[Job]:
@@ -202,7 +203,8 @@ def target_succeed(*, target: CollectionTarget, attempt: int | None = None) -> b
         attempt=attempt,
         active=[TargetStatus.RUNNING],
         progress=100,
-        step="done",
+        # Its phrase replaces the last step's, which would otherwise still be read.
+        **with_phrases({"step": DONE}),
     )
 
 

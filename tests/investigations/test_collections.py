@@ -95,6 +95,22 @@ def test_a_redelivered_task_does_nothing(personas):
 
 
 @pytest.mark.django_db
+def test_a_target_that_succeeded_says_done_not_its_last_step(personas):
+    place_local_hosts(personas)
+    collection = collection_request(investigation=personas.investigation, user=personas.member)
+    for target in collection.targets.all():
+        collect_target.apply(args=[target.pk])
+
+    body = ApiClient(personas.viewer).get(f"/api/collections/{collection.pk}").body
+    chinese = ApiClient(personas.viewer).get(
+        f"/api/collections/{collection.pk}", HTTP_ACCEPT_LANGUAGE="zh-CN"
+    ).body
+
+    assert {(t["status"], t["step"]) for t in body["targets"]} == {("succeeded", "done")}
+    assert {t["step"] for t in chinese["targets"]} == {"完成"}
+
+
+@pytest.mark.django_db
 def test_a_target_past_its_deadline_is_failed_by_the_next_reader(personas):
     place_local_hosts(personas)
     collection = collection_request(investigation=personas.investigation, user=personas.member)

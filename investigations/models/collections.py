@@ -2,6 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from investigations.choices import CollectionKind
+from investigations.models.jobs import JobState
 
 
 class Collection(models.Model):
@@ -30,10 +31,11 @@ class Collection(models.Model):
         return f"{self.get_kind_display()} #{self.pk}"
 
 
-class CollectionTarget(models.Model):
+class CollectionTarget(JobState, models.Model):
     """One host's part of a collection, on one side. Its work (status, progress, step,
-    claims, deadline, error) is its Job's (the jobs module's lifecycle); the properties
-    below read them, so that a target reads as it always has."""
+    claims, deadline, error) is its Job's (the jobs module's lifecycle), read as its own
+    (JobState; `started_at` is when a worker claimed it, `began_at` when its measurement
+    began)."""
 
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="targets")
     host = models.ForeignKey("Host", on_delete=models.PROTECT, related_name="targets")
@@ -57,18 +59,6 @@ class CollectionTarget(models.Model):
 
     def __str__(self) -> str:
         return f"{self.collection} on {self.host} ({self.status})"
-
-    # Its job's, read (written only through services/targets.py and the jobs module).
-    status = property(lambda self: self.job.status)
-    progress = property(lambda self: self.job.progress)
-    step = property(lambda self: self.job.step)
-    error = property(lambda self: self.job.error)
-    phrases = property(lambda self: self.job.phrases)
-    attempts = property(lambda self: self.job.attempts)
-    # When a worker claimed it (the job's beginning; `began_at` is the measurement's).
-    started_at = property(lambda self: self.job.began_at)
-    finished_at = property(lambda self: self.job.finished_at)
-    deadline_at = property(lambda self: self.job.deadline_at)
 
 
 class Artifact(models.Model):

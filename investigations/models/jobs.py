@@ -54,6 +54,23 @@ class Job(models.Model):
         return f"{self.kind} job {self.pk} ({self.status})"
 
 
+class JobState:
+    """Mixed into a model whose rows own a Job (a one-to-one `job`) and are read as they
+    always were: the job's fields read as the row's own (`target.status`, `side.error`);
+    writes go through the jobs module and the kind's service."""
+
+    status = property(lambda self: self.job.status)
+    progress = property(lambda self: self.job.progress)
+    step = property(lambda self: self.job.step)
+    error = property(lambda self: self.job.error)
+    phrases = property(lambda self: self.job.phrases)
+    attempts = property(lambda self: self.job.attempts)
+    # When a worker claimed it (the job's beginning).
+    started_at = property(lambda self: self.job.began_at)
+    finished_at = property(lambda self: self.job.finished_at)
+    deadline_at = property(lambda self: self.job.deadline_at)
+
+
 def delete_owned_job(sender, instance, **kwargs) -> None:
     """post_delete of a row that owns a job (models with a one-to-one `job`): the job goes
     with it, so no Job row outlives the work it was for."""

@@ -2,6 +2,7 @@ from django.conf import settings
 from django.db import models
 
 from investigations.choices import LadderStatus, LoadKind, LoadTool
+from investigations.models.jobs import JobState
 
 
 class Ladder(models.Model):
@@ -52,7 +53,7 @@ class Ladder(models.Model):
         return [found.get("a"), found.get("b")]
 
 
-class LadderSide(models.Model):
+class LadderSide(JobState, models.Model):
     """One side's run of a ladder: its load generator, target URL, progress and outcome."""
 
     ladder = models.ForeignKey(Ladder, on_delete=models.CASCADE, related_name="sides")
@@ -63,7 +64,7 @@ class LadderSide(models.Model):
     )
     url = models.CharField(max_length=2000, blank=True)
     # Its run (status, claims, deadline, error and the phrases it and the breaking reason
-    # were made from): its Job's, read through the properties below. An imported side's
+    # were made from): its Job's, read as its own (JobState). An imported side's
     # job is ended ("imported") from the start.
     job = models.OneToOneField("Job", on_delete=models.CASCADE, related_name="+")
     current_step = models.PositiveIntegerField(default=0)
@@ -81,14 +82,6 @@ class LadderSide(models.Model):
                 violation_error_message="This ladder already has results for this side.",
             )
         ]
-
-    # Its job's, read (written only through services/ladder_results.py and services/ladders.py).
-    status = property(lambda self: self.job.status)
-    error = property(lambda self: self.job.error)
-    phrases = property(lambda self: self.job.phrases)
-    started_at = property(lambda self: self.job.began_at)
-    finished_at = property(lambda self: self.job.finished_at)
-    deadline_at = property(lambda self: self.job.deadline_at)
 
     def __str__(self) -> str:
         return f"{self.ladder} side {self.side.key}"

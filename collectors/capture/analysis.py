@@ -9,7 +9,9 @@ Definitions:
   new one when a SYN with a new initial sequence number reuses it. `connection` ids are the
   tcp.stream numbers tshark gives, but for one thing: tshark also numbers the conversation
   a SOCKS connection asks for (no packet has that number), so its numbers of the
-  connections after a SOCKS one run one ahead.
+  connections after a SOCKS one run one ahead. An ICMP error quoting a TCP header is an
+  ICMP packet here (decode["other_ip"]); tshark gives it its connection's tcp.stream,
+  though not as a packet of that conversation.
 - TCP inside tunnels (GRE, ERSPAN types I to III, VXLAN on UDP 4789, Geneve on UDP 6081,
   nested up to four deep) is the innermost packet's: its connection, its flags. A packet
   whose tunnel is not read (another GRE version, GRE routing, an unknown payload type) is

@@ -69,6 +69,7 @@ UNREAD_PACKETS = {
     "unsupported_link": "of a link type not read here",
     "short_tcp": "with a TCP header shorter than 20 bytes",
     "unreadable_tunnel": "inside a tunnel not read here",
+    "ip_fragments": "TCP in IP fragments, not reassembled",
 }
 
 

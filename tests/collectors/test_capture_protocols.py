@@ -4,16 +4,18 @@ ERSPAN, VXLAN, Geneve), on the committed synthetic captures (tests/collectors/ca
 and on captures written here, each checked against tshark.
 """
 
+import struct
 import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from collectors.capture import analyse_capture
+from collectors.capture import analyse_capture, read_packets
 from collectors.capture.synth import (
     LINKTYPE_ETHERNET,
     PcapWriter,
+    carried,
     ethernet_bytes,
     exchange,
     gre,
@@ -191,3 +193,42 @@ def test_after_a_socks_connection_tsharks_stream_numbers_run_one_ahead(scratch):
     ours = sorted({c["stream"] for c in figures["top_connections"]})
     assert (ours, theirs) == ([0, 1], [0, 2])
     assert figures["connections"] == 2 and figures["tls_handshakes"] == 2
+
+
+def test_an_icmp_error_quoting_a_tcp_header_is_no_packet_of_its_connection(scratch):
+    """A documented difference: tshark gives an ICMP error that quotes a TCP header (here
+    "fragmentation needed" for the request) its connection's tcp.stream, though -z conv,tcp
+    does not count it; here it is an ICMP packet (decode["other_ip"]). The five counts are
+    the same."""
+    need_tshark()
+    segments = exchange(
+        "192.0.2.1", "192.0.2.2", 40000, 80, [("client", b"GET / HTTP/1.1\r\n\r\n")]
+    )
+    frames = plain(segments)
+    quoted = ip_packet(segments[3])[:48]  # the IP header and the TCP header of the request
+    icmp = struct.pack("!BBHHH", 3, 4, 0, 0, 1400) + quoted
+    frames.insert(4, ethernet_bytes(carried("192.0.2.254", "192.0.2.1", 1, icmp)))
+    path = write(scratch / "icmp.pcap", frames)
+    done = subprocess.run(
+        [
+            "tshark",
+            "-r",
+            str(path),
+            "-Y",
+            "icmp",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "tcp.stream",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.split() == ["5", "0"]
+    (icmp_packet,) = [p for p in read_packets(path) if p.number == 5]
+    assert icmp_packet.ip_protocol == 1 and icmp_packet.stream is None
+    assert analyse_capture(path).as_dict()["decode"]["other_ip"] == 1
+    assert_matches_tshark(path)

@@ -20,6 +20,7 @@ from collectors.capture.synth import (
     ACK,
     FIN,
     LINKTYPE_ETHERNET,
+    LINKTYPE_IPV4,
     PSH,
     SYN,
     PcapngWriter,
@@ -361,6 +362,20 @@ def test_packets_in_a_tunnel_not_read_are_counted_on_the_page_never_dropped(pers
     assert "Read this first" in page
     assert "2 packets came through a tunnel this analysis does not read" in page
     assert "2 skipped (inside a tunnel not read here: 2)" in page
+
+
+def test_tcp_in_ip_fragments_is_counted_as_skipped_on_the_page(personas):
+    segment = Segment("192.0.2.1", "192.0.2.2", 40000, 80, 1, 1, 0x18, payload=b"x" * 40)
+    body = ip_packet(segment)[20:]
+    stream = io.BytesIO()
+    writer = PcapWriter(stream, LINKTYPE_IPV4)
+    writer.write(10**18, ip_packet(segment, transport=body[:16], fragment=(0, True)))
+    writer.write(10**18 + 1, ip_packet(segment, transport=body[16:], fragment=(2, False)))
+    capture = imported(personas, "a", "fragments.pcap", stream.getvalue())
+
+    page = unescape(html(personas.client(personas.viewer).get(detail_url(capture))))
+
+    assert "2 skipped (TCP in IP fragments, not reassembled: 2)" in page
 
 
 # --- a capture's page -----------------------------------------------------------------------

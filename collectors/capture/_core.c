@@ -2,7 +2,8 @@
  * collectors.capture._core: the hot loop of the packet-capture analysis.
  *
  * One Core object reads a pcap or pcapng stream fed to it in chunks, decodes the link,
- * IP and TCP headers at fixed offsets (through GRE, ERSPAN, VXLAN and Geneve tunnels), keeps per-connection state in a bounded table and
+ * IP and TCP headers at fixed offsets (through IP-in-IP, GRE, ERSPAN, VXLAN and Geneve
+ * tunnels), keeps per-connection state in a bounded table and
  * counts what Wireshark's TCP sequence analysis would flag. It hands Python only what
  * Python aggregates: a row per second, a row per finished connection, the silences longer
  * than the gap threshold, the first TLS handshake bytes of each direction and the problems
@@ -89,7 +90,7 @@ enum { EV_SECOND, EV_CONN, EV_GAP, EV_TLS, EV_PROBLEM, EV_PACKET, EV_IFACE };
 /* Why a connection row was emitted. */
 enum { END_OPEN, END_CLOSED, END_EVICTED, END_REUSED };
 
-enum { TUN_GRE, TUN_ERSPAN, TUN_VXLAN, TUN_GENEVE, N_TUNNELS };
+enum { TUN_GRE, TUN_ERSPAN, TUN_VXLAN, TUN_GENEVE, TUN_IP_IN_IP, N_TUNNELS };
 /* What a silence came before. */
 enum { BEFORE_REQUEST, BEFORE_RESPONSE, BEFORE_DATA, BEFORE_CLOSE, BEFORE_ACK };
 
@@ -933,8 +934,9 @@ static int decode_ip(const uint8_t *d, uint32_t caplen, uint32_t wirelen, uint32
 #define UDP_VXLAN 4789
 #define UDP_GENEVE 6081
 
-/* For a packet `ip` that carries a tunnel (GRE, ERSPAN types I to III in GRE, VXLAN and
- * Geneve on their UDP ports, either way round as Wireshark takes them): the offset of the
+/* For a packet `ip` that carries a tunnel (IP in IP, GRE, ERSPAN types I to III in GRE,
+ * VXLAN and Geneve on their UDP ports, either way round as Wireshark takes them): the
+ * offset of the
  * IP header inside and its version, the tunnel's kind in `kind`. 0 for no tunnel; -1 for
  * a tunnel carrying no IP; -3 for a tunnel header cut short; TUN_UNREADABLE for a tunnel
  * this does not read (another GRE version, GRE routing, an unknown payload type). */
@@ -944,6 +946,11 @@ static int64_t tunnel_payload(const uint8_t *d, uint32_t caplen, const ip_t *ip,
     uint32_t o = ip->l4off;
     if (ip->fragmented)
         return 0;
+    if (ip->proto == 4 || ip->proto == 41) { /* IPv4 or IPv6 right inside IP (6in4) */
+        *kind = TUN_IP_IN_IP;
+        *version = ip->proto == 4 ? 4 : 6;
+        return o;
+    }
     if (ip->proto == 47) {
         *kind = TUN_GRE;
         if (caplen < o + 4)
@@ -1852,6 +1859,7 @@ static PyObject *Core_counters(Core *s, PyObject *Py_UNUSED(ignored))
     SET_U(d, "erspan", s->tunnels[TUN_ERSPAN]);
     SET_U(d, "vxlan", s->tunnels[TUN_VXLAN]);
     SET_U(d, "geneve", s->tunnels[TUN_GENEVE]);
+    SET_U(d, "ip_in_ip", s->tunnels[TUN_IP_IN_IP]);
     SET_U(d, "connections", s->connections);
     SET_U(d, "evicted", s->evicted);
     SET_U(d, "syn", s->syn);

@@ -12,10 +12,10 @@ Definitions:
   connections after a SOCKS one run one ahead. An ICMP error quoting a TCP header is an
   ICMP packet here (decode["other_ip"]); tshark gives it its connection's tcp.stream,
   though not as a packet of that conversation.
-- TCP inside tunnels (GRE, ERSPAN types I to III, VXLAN on UDP 4789, Geneve on UDP 6081,
-  nested up to four deep) is the innermost packet's: its connection, its flags. A packet
-  whose tunnel is not read (another GRE version, GRE routing, an unknown payload type) is
-  counted in decode["unreadable_tunnel"].
+- TCP inside tunnels (IP in IP and 6in4, GRE, ERSPAN types I to III, VXLAN on UDP 4789,
+  Geneve on UDP 6081, nested up to four deep) is the innermost packet's: its connection,
+  its flags. A packet whose tunnel is not read (another GRE version, GRE routing, an
+  unknown payload type) is counted in decode["unreadable_tunnel"].
 - A TLS handshake is counted by the first ClientHello of a connection: the one that
   starts its client payload, or that starts one of its first 16 payload segments past a
   plaintext prelude (HTTP CONNECT, SOCKS, STARTTLS) of at most 16 KiB. tshark also counts
@@ -207,7 +207,9 @@ class CaptureAnalysis:
                     "unreadable_tunnel",
                 )
             },  # fmt: skip
-            "tunnels": {key: c[key] for key in ("gre", "erspan", "vxlan", "geneve") if c[key]},
+            "tunnels": {
+                key: c[key] for key in ("ip_in_ip", "gre", "erspan", "vxlan", "geneve") if c[key]
+            },
             "link_types": {
                 key: c[key]
                 for key in (

@@ -232,3 +232,18 @@ def test_an_icmp_error_quoting_a_tcp_header_is_no_packet_of_its_connection(scrat
     assert icmp_packet.ip_protocol == 1 and icmp_packet.stream is None
     assert analyse_capture(path).as_dict()["decode"]["other_ip"] == 1
     assert_matches_tshark(path)
+
+
+def test_ip_in_ip_and_6in4_are_decoded(scratch):
+    frames = []
+    for index, (client, server, protocol) in enumerate(
+        [("10.8.0.1", "10.8.0.2", 4), ("2001:db8::81", "2001:db8::82", 41)]
+    ):
+        for segment in exchange(client, server, 50000 + index, 443, HELLOS):
+            outer = carried("203.0.113.1", "203.0.113.2", protocol, ip_packet(segment))
+            frames.append(ethernet_bytes(outer))
+    path = write(scratch / "ipip.pcap", frames)
+    figures = analyse_capture(path).as_dict()
+    assert (figures["connections"], figures["tls_handshakes"]) == (2, 2)
+    assert figures["tunnels"] == {"ip_in_ip": len(frames)}
+    assert_matches_tshark(path)

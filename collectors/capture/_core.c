@@ -1322,8 +1322,8 @@ static int packet(Core *s, uint32_t linktype, int iface, int64_t now, const uint
             else
                 s->ipv6++;
         }
-        /* Tunnels: the packet is what the innermost one carries. */
-        for (int depth = 0; rc == 0 && depth < MAX_TUNNELS; depth++) {
+        /* Tunnels: the packet is what the innermost one carries (TCP goes straight on). */
+        for (int depth = 0; rc == 0 && ip.proto != 6 && depth < MAX_TUNNELS; depth++) {
             int kind = 0, inner_version = 0;
             int64_t inner = tunnel_payload(d, caplen, &ip, &inner_version, &kind);
             if (inner == 0)

@@ -3,11 +3,11 @@
  *
  * One Core object reads a pcap or pcapng stream fed to it in chunks, decodes the link,
  * IP and TCP headers at fixed offsets (through IP-in-IP, GRE, ERSPAN, VXLAN and Geneve
- * tunnels), keeps per-connection state in a bounded table and
- * counts what Wireshark's TCP sequence analysis would flag. It hands Python only what
- * Python aggregates: a row per second, a row per finished connection, the silences longer
- * than the gap threshold, the first TLS handshake bytes of each direction and the problems
- * met in the file. Python never sees a packet unless the Core was made with decode=True
+ * tunnels), keeps per-connection state in a bounded table and counts what Wireshark's TCP
+ * sequence analysis would flag. It hands Python only what Python aggregates: a row per
+ * second, a row per finished connection, the silences longer than the gap threshold, the
+ * first TLS handshake bytes of each direction (past a plaintext prelude, within a bound)
+ * and the problems met in the file. Python never sees a packet unless the Core was made with decode=True
  * (tests compare every packet with tshark that way).
  *
  * Every read of packet or file bytes is bounds-checked against the captured length: a
@@ -936,10 +936,10 @@ static int decode_ip(const uint8_t *d, uint32_t caplen, uint32_t wirelen, uint32
 
 /* For a packet `ip` that carries a tunnel (IP in IP, GRE, ERSPAN types I to III in GRE,
  * VXLAN and Geneve on their UDP ports, either way round as Wireshark takes them): the
- * offset of the
- * IP header inside and its version, the tunnel's kind in `kind`. 0 for no tunnel; -1 for
- * a tunnel carrying no IP; -3 for a tunnel header cut short; TUN_UNREADABLE for a tunnel
- * this does not read (another GRE version, GRE routing, an unknown payload type). */
+ * offset of the IP header inside and its version, the tunnel's kind in `kind`. 0 for no
+ * tunnel; -1 for a tunnel carrying no IP; -3 for a tunnel header cut short; TUN_UNREADABLE
+ * for a tunnel this does not read (another GRE version, GRE routing, an unknown payload
+ * type). */
 static int64_t tunnel_payload(const uint8_t *d, uint32_t caplen, const ip_t *ip, int *version,
                               int *kind)
 {

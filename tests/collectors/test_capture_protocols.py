@@ -247,3 +247,22 @@ def test_ip_in_ip_and_6in4_are_decoded(scratch):
     assert (figures["connections"], figures["tls_handshakes"]) == (2, 2)
     assert figures["tunnels"] == {"ip_in_ip": len(frames)}
     assert_matches_tshark(path)
+
+
+def test_erspan_type_1_and_type_3_with_its_platform_header_are_decoded(scratch):
+    type_3 = struct.pack("!HHII", 0x2000 | 10, 0x0001, 0, 1) + b"\x00" * 8  # O set
+    frames = []
+    for index, (header, protocol, sequence) in enumerate(
+        [(b"", 0x88BE, None), (type_3, 0x22EB, 1)]
+    ):
+        for segment in exchange(f"10.7.{index}.1", f"10.7.{index}.2", 50000, 443, HELLOS):
+            mirrored = header + ethernet_bytes(ip_packet(segment))
+            outer = gre(
+                "198.51.100.1", "198.51.100.2", mirrored, protocol=protocol, sequence=sequence
+            )
+            frames.append(ethernet_bytes(outer))
+    path = write(scratch / "erspan.pcap", frames)
+    figures = analyse_capture(path).as_dict()
+    assert (figures["connections"], figures["tls_handshakes"]) == (2, 2)
+    assert figures["tunnels"] == {"erspan": len(frames)}
+    assert_matches_tshark(path)

@@ -19,6 +19,8 @@ REASONS = (
     gettext_noop("cut by the snap length before their TCP header"),
     gettext_noop("of a link type not read here"),
     gettext_noop("with a TCP header shorter than 20 bytes"),
+    gettext_noop("inside a tunnel not read here"),
+    gettext_noop("TCP in IP fragments, not reassembled"),
     gettext_noop("rows of one endpoint (the 'Aggregated' rows are read)"),
     gettext_noop("intervals while the user count changed"),
 )

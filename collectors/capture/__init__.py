@@ -4,8 +4,9 @@ connections, what the network did.
 Pure: no Django; bytes or files in, dataclasses out. The hot loop is a C extension
 (`collectors/capture/_core.c`, built by `pip install -e .`): it streams the file with
 constant memory, decodes Ethernet (with VLAN tags), Linux cooked v1/v2, raw IP and BSD
-loopback frames, IPv4 and IPv6, and TCP, keeps per-connection state and counts what
-Wireshark's TCP analysis flags. Python parses the TLS hellos it hands up and aggregates.
+loopback frames, IPv4 and IPv6 (and what IP-in-IP, GRE, ERSPAN, VXLAN and Geneve tunnels
+carry), and TCP, keeps per-connection state and counts what Wireshark's TCP analysis
+flags. Python parses the TLS hellos it hands up and aggregates.
 
     analysis = analyse_capture("side-a.pcap", gap_threshold=0.1)
     analysis.as_dict()["gaps"][0]   # {"connection", "at", "seconds", "silent", "before", ...}

@@ -2,11 +2,12 @@
  * collectors.capture._core: the hot loop of the packet-capture analysis.
  *
  * One Core object reads a pcap or pcapng stream fed to it in chunks, decodes the link,
- * IP and TCP headers at fixed offsets, keeps per-connection state in a bounded table and
- * counts what Wireshark's TCP sequence analysis would flag. It hands Python only what
- * Python aggregates: a row per second, a row per finished connection, the silences longer
- * than the gap threshold, the first TLS handshake bytes of each direction and the problems
- * met in the file. Python never sees a packet unless the Core was made with decode=True
+ * IP and TCP headers at fixed offsets (through IP-in-IP, GRE, ERSPAN, VXLAN and Geneve
+ * tunnels), keeps per-connection state in a bounded table and counts what Wireshark's TCP
+ * sequence analysis would flag. It hands Python only what Python aggregates: a row per
+ * second, a row per finished connection, the silences longer than the gap threshold, the
+ * first TLS handshake bytes of each direction (past a plaintext prelude, within a bound)
+ * and the problems met in the file. Python never sees a packet unless the Core was made with decode=True
  * (tests compare every packet with tshark that way).
  *
  * Every read of packet or file bytes is bounds-checked against the captured length: a
@@ -45,6 +46,11 @@
 #define TLS_MAX_HELLO (16384u + 9u)
 #define TLS_BUDGET (32u * 1024u * 1024u)
 #define TLS_MAX_TRIES 16
+/* How far past a plaintext prelude (HTTP CONNECT, SOCKS, STARTTLS) each direction is
+ * searched for its first handshake record: segments and payload bytes before it. */
+#define TLS_PRELUDE_SEGMENTS 16
+#define TLS_PRELUDE_BYTES 16384u
+#define MAX_TUNNELS 4 /* tunnels inside tunnels decoded, outermost first */
 #define LINGER_NS (60LL * 1000000000LL) /* a closed connection is finished after this idle */
 #define NO_TIME INT64_MIN
 
@@ -83,6 +89,8 @@
 enum { EV_SECOND, EV_CONN, EV_GAP, EV_TLS, EV_PROBLEM, EV_PACKET, EV_IFACE };
 /* Why a connection row was emitted. */
 enum { END_OPEN, END_CLOSED, END_EVICTED, END_REUSED };
+
+enum { TUN_GRE, TUN_ERSPAN, TUN_VXLAN, TUN_GENEVE, TUN_IP_IN_IP, N_TUNNELS };
 /* What a silence came before. */
 enum { BEFORE_REQUEST, BEFORE_RESPONSE, BEFORE_DATA, BEFORE_CLOSE, BEFORE_ACK };
 
@@ -159,6 +167,8 @@ typedef struct {
     /* the first TLS handshake bytes of this direction */
     uint8_t tls_state; /* 0 nothing yet, 1 collecting, 2 done */
     uint8_t tls_tries;
+    uint8_t tls_prelude_segs; /* payload segments seen before the handshake */
+    uint32_t tls_prelude; /* their payload bytes */
     uint32_t tls_next, tls_have, tls_need, tls_cap;
     uint8_t *tls_buf;
     int64_t tls_ts;
@@ -226,7 +236,8 @@ typedef struct {
     /* counters */
     uint64_t packets, bytes, ipv4, ipv6, tcp, udp, other_ip, non_ip, fragments, malformed,
         truncated, unsupported_link, short_tcp, connections, evicted, syn, synack, rst, fin,
-        tls_skipped, approx_segments, no_timestamp;
+        tls_skipped, approx_segments, no_timestamp, unreadable_tunnel;
+    uint64_t tunnels[N_TUNNELS]; /* packets that came through each kind (by layer) */
     uint64_t flagcount[16];
     uint64_t linkcount[8]; /* by link_index() */
     int64_t first_ts, max_ts;
@@ -666,9 +677,20 @@ static int tls_segment(Core *s, conn_t *c, int d, uint32_t seq, uint32_t seglen,
 {
     flow_t *f = &c->flow[d];
     if (f->tls_state == 0) {
-        /* A handshake record of TLS 1.0-1.3 (and SSL 3) starts 0x16 0x03. */
-        if (avail < 2 || payload[0] != 0x16 || payload[1] != 0x03) {
-            f->tls_state = 2;
+        /* A handshake record of TLS 1.0-1.3 (and SSL 3) starts 0x16 0x03. Past a plaintext
+         * prelude (a proxy's CONNECT, SOCKS, STARTTLS) a segment must also begin a hello of
+         * a known version; a first segment that is a TLS record of another type means the
+         * capture began inside TLS, and the search ends there. */
+        int tls = avail >= 2 && payload[0] == 0x16 && payload[1] == 0x03;
+        if (tls && f->tls_prelude_segs)
+            tls = avail >= 6 && payload[2] <= 4 && (payload[5] == 1 || payload[5] == 2);
+        if (!tls) {
+            f->tls_prelude += seglen;
+            if ((f->tls_prelude_segs == 0 && avail >= 2 && payload[0] >= 0x14 &&
+                 payload[0] <= 0x17 && payload[1] == 0x03) ||
+                ++f->tls_prelude_segs >= TLS_PRELUDE_SEGMENTS ||
+                f->tls_prelude > TLS_PRELUDE_BYTES)
+                f->tls_state = 2;
             return 0;
         }
         f->tls_ts = now;
@@ -740,6 +762,34 @@ static int link_index(uint32_t linktype)
 
 static int is_vlan(uint16_t type) { return type == 0x8100 || type == 0x88a8 || type == 0x9100; }
 
+/* After an EtherType `type` whose payload is at `off`: past up to four VLAN tags, the
+ * offset of the IP header and its version; -1 for no IP; -3 for a frame cut short. */
+static int64_t ether_type(const uint8_t *d, uint32_t caplen, uint32_t off, uint16_t type,
+                          int *version)
+{
+    for (int tags = 0; is_vlan(type) && tags < 4; tags++) {
+        if (caplen < off + 4)
+            return -3;
+        type = be16(d + off + 2);
+        off += 4;
+    }
+    if (type == 0x0800)
+        *version = 4;
+    else if (type == 0x86dd)
+        *version = 6;
+    else
+        return -1;
+    return off;
+}
+
+/* An Ethernet frame at `off` (inside a tunnel): as ether_type. */
+static int64_t ether_frame(const uint8_t *d, uint32_t caplen, uint32_t off, int *version)
+{
+    if (caplen < off + 14)
+        return -3;
+    return ether_type(d, caplen, off + 14, be16(d + off + 12), version);
+}
+
 /* The offset of the IP header and its version (4 or 6); -1 for no IP; -2 for a link
  * type we do not decode; -3 for a frame too short for its link header. */
 static int64_t link_payload(uint32_t linktype, const uint8_t *d, uint32_t caplen, int *version)
@@ -792,19 +842,7 @@ static int64_t link_payload(uint32_t linktype, const uint8_t *d, uint32_t caplen
     default:
         return -2;
     }
-    for (int tags = 0; is_vlan(type) && tags < 4; tags++) {
-        if (caplen < off + 4)
-            return -3;
-        type = be16(d + off + 2);
-        off += 4;
-    }
-    if (type == 0x0800)
-        *version = 4;
-    else if (type == 0x86dd)
-        *version = 6;
-    else
-        return -1;
-    return off;
+    return ether_type(d, caplen, off, type, version);
 }
 
 /* 0 ok, -1 not decodable (counted as malformed), -2 truncated by the capture. */
@@ -887,6 +925,87 @@ static int decode_ip(const uint8_t *d, uint32_t caplen, uint32_t wirelen, uint32
     ip->proto = next;
     ip->l4off = p;
     ip->l4len = total - (p - off);
+    return 0;
+}
+
+/* ---- tunnels ------------------------------------------------------------------------------ */
+
+#define TUN_UNREADABLE (-4)
+#define UDP_VXLAN 4789
+#define UDP_GENEVE 6081
+
+/* For a packet `ip` that carries a tunnel (IP in IP, GRE, ERSPAN types I to III in GRE,
+ * VXLAN and Geneve on their UDP ports, either way round as Wireshark takes them): the
+ * offset of the IP header inside and its version, the tunnel's kind in `kind`. 0 for no
+ * tunnel; -1 for a tunnel carrying no IP; -3 for a tunnel header cut short; TUN_UNREADABLE
+ * for a tunnel this does not read (another GRE version, GRE routing, an unknown payload
+ * type). */
+static int64_t tunnel_payload(const uint8_t *d, uint32_t caplen, const ip_t *ip, int *version,
+                              int *kind)
+{
+    uint32_t o = ip->l4off;
+    if (ip->fragmented)
+        return 0;
+    if (ip->proto == 4 || ip->proto == 41) { /* IPv4 or IPv6 right inside IP (6in4) */
+        *kind = TUN_IP_IN_IP;
+        *version = ip->proto == 4 ? 4 : 6;
+        return o;
+    }
+    if (ip->proto == 47) {
+        *kind = TUN_GRE;
+        if (caplen < o + 4)
+            return -3;
+        uint16_t flags = be16(d + o), type = be16(d + o + 2);
+        if ((flags & 0x0007) || (flags & 0x4000))
+            return TUN_UNREADABLE; /* enhanced GRE (PPTP), source routing */
+        uint32_t p = o + 4;
+        p += (flags & 0x8000) ? 4 : 0; /* checksum */
+        p += (flags & 0x2000) ? 4 : 0; /* key */
+        p += (flags & 0x1000) ? 4 : 0; /* sequence number */
+        if (caplen < p)
+            return -3;
+        switch (type) {
+        case 0x0800: *version = 4; return p;
+        case 0x86dd: *version = 6; return p;
+        case 0x6558: return ether_frame(d, caplen, p, version); /* bridged Ethernet */
+        case 0x88be: /* ERSPAN: type II has a header (and a GRE sequence number), I none */
+            *kind = TUN_ERSPAN;
+            return ether_frame(d, caplen, p + ((flags & 0x1000) ? 8 : 0), version);
+        case 0x22eb: /* ERSPAN type III: 12 bytes, and 8 more when O is set */
+            *kind = TUN_ERSPAN;
+            if (caplen < p + 12)
+                return -3;
+            return ether_frame(d, caplen, p + 12 + ((d[p + 11] & 1) ? 8 : 0), version);
+        default:
+            return TUN_UNREADABLE;
+        }
+    }
+    if (ip->proto != 17 || caplen < o + 8)
+        return 0;
+    uint16_t sport = be16(d + o), dport = be16(d + o + 2);
+    uint32_t p = o + 8;
+    if (sport == UDP_VXLAN || dport == UDP_VXLAN) {
+        *kind = TUN_VXLAN;
+        return ether_frame(d, caplen, p + 8, version);
+    }
+    if (sport == UDP_GENEVE || dport == UDP_GENEVE) {
+        *kind = TUN_GENEVE;
+        if (caplen < p + 8)
+            return -3;
+        if (d[p] >> 6)
+            return TUN_UNREADABLE; /* a later version */
+        uint16_t type = be16(d + p + 2);
+        p += 8 + (uint32_t)(d[p] & 0x3f) * 4;
+        if (type == 0x6558)
+            return ether_frame(d, caplen, p, version);
+        if (caplen < p)
+            return -3;
+        if (type == 0x0800 || type == 0x86dd) {
+            *version = type == 0x0800 ? 4 : 6;
+            return p;
+        }
+        return TUN_UNREADABLE;
+    }
     return 0;
 }
 
@@ -1197,17 +1316,42 @@ static int packet(Core *s, uint32_t linktype, int iface, int64_t now, const uint
         s->non_ip++;
     } else {
         int rc = decode_ip(d, caplen, wirelen, (uint32_t)off, version, &ip);
+        if (rc == 0) {
+            if (ip.family == 4)
+                s->ipv4++;
+            else
+                s->ipv6++;
+        }
+        /* Tunnels: the packet is what the innermost one carries (TCP goes straight on). */
+        for (int depth = 0; rc == 0 && ip.proto != 6 && depth < MAX_TUNNELS; depth++) {
+            int kind = 0, inner_version = 0;
+            int64_t inner = tunnel_payload(d, caplen, &ip, &inner_version, &kind);
+            if (inner == 0)
+                break;
+            s->tunnels[kind]++;
+            if (inner < 0) {
+                rc = inner == -3 ? -2 : inner == -1 ? -3 : TUN_UNREADABLE;
+                break;
+            }
+            ip_t in;
+            memset(&in, 0, sizeof in);
+            rc = decode_ip(d, caplen, wirelen, (uint32_t)inner, inner_version, &in);
+            if (rc == 0)
+                ip = in;
+        }
         if (rc == -1) {
             s->malformed++;
             ip.family = 0;
         } else if (rc == -2) {
             s->truncated++;
             ip.family = 0;
+        } else if (rc == -3) {
+            s->non_ip++;
+            ip.family = 0;
+        } else if (rc == TUN_UNREADABLE) {
+            s->unreadable_tunnel++;
+            ip.family = 0;
         } else {
-            if (ip.family == 4)
-                s->ipv4++;
-            else
-                s->ipv6++;
             if (ip.proto != 6) {
                 if (ip.proto == 17)
                     s->udp++;
@@ -1710,6 +1854,12 @@ static PyObject *Core_counters(Core *s, PyObject *Py_UNUSED(ignored))
     SET_U(d, "truncated", s->truncated);
     SET_U(d, "unsupported_link", s->unsupported_link);
     SET_U(d, "short_tcp", s->short_tcp);
+    SET_U(d, "unreadable_tunnel", s->unreadable_tunnel);
+    SET_U(d, "gre", s->tunnels[TUN_GRE]);
+    SET_U(d, "erspan", s->tunnels[TUN_ERSPAN]);
+    SET_U(d, "vxlan", s->tunnels[TUN_VXLAN]);
+    SET_U(d, "geneve", s->tunnels[TUN_GENEVE]);
+    SET_U(d, "ip_in_ip", s->tunnels[TUN_IP_IN_IP]);
     SET_U(d, "connections", s->connections);
     SET_U(d, "evicted", s->evicted);
     SET_U(d, "syn", s->syn);

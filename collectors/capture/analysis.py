@@ -7,7 +7,20 @@ parses the TLS hellos the core hands up, and reports.
 Definitions:
 - A connection is what Wireshark calls a TCP conversation (a tcp.stream): a 4-tuple, and a
   new one when a SYN with a new initial sequence number reuses it. `connection` ids are the
-  tcp.stream numbers tshark gives.
+  tcp.stream numbers tshark gives, but for one thing: tshark also numbers the conversation
+  a SOCKS connection asks for (no packet has that number), so its numbers of the
+  connections after a SOCKS one run one ahead. An ICMP error quoting a TCP header is an
+  ICMP packet here (decode["other_ip"]); tshark gives it its connection's tcp.stream,
+  though not as a packet of that conversation.
+- TCP inside tunnels (IP in IP and 6in4, GRE, ERSPAN types I to III, VXLAN on UDP 4789,
+  Geneve on UDP 6081, nested up to four deep) is the innermost packet's: its connection,
+  its flags. A packet whose tunnel is not read (another GRE version, GRE routing, an
+  unknown payload type) is counted in decode["unreadable_tunnel"].
+- A TLS handshake is counted by the first ClientHello of a connection: the one that
+  starts its client payload, or that starts one of its first 16 payload segments past a
+  plaintext prelude (HTTP CONNECT, SOCKS, STARTTLS) of at most 16 KiB. tshark also counts
+  the second ClientHello of a handshake after a HelloRetryRequest
+  (tls.hello_retry_requests says how many) and a ClientHello past that bound.
 - The client is the SYN's sender (or the SYN/ACK's receiver). Where neither was captured,
   the server is guessed: the port below 1024 if exactly one is, else the lower port; such
   connections are counted in `server_guessed`.
@@ -191,8 +204,12 @@ class CaptureAnalysis:
                     "unsupported_link",
                     "short_tcp",
                     "no_timestamp",
+                    "unreadable_tunnel",
                 )
             },  # fmt: skip
+            "tunnels": {
+                key: c[key] for key in ("ip_in_ip", "gre", "erspan", "vxlan", "geneve") if c[key]
+            },
             "link_types": {
                 key: c[key]
                 for key in (

@@ -254,3 +254,115 @@ def conversation(
     send(rtt / 2, server, client, dport, sport, s, c + 1, FIN | ACK)
     send(rtt / 2, client, server, sport, dport, c + 1, s + 1, ACK)
     return out
+
+
+def tls_client_hello(server_name: str = "perfcase.test") -> bytes:
+    """A TLS record holding a minimal TLS 1.2 ClientHello (one suite, SNI)."""
+    name = server_name.encode()
+    sni = struct.pack("!HBH", len(name) + 3, 0, len(name)) + name
+    extensions = struct.pack("!HH", 0, len(sni)) + sni
+    body = b"\x03\x03" + bytes(range(32)) + b"\x00" + b"\x00\x02\xc0\x2f" + b"\x01\x00"
+    body += struct.pack("!H", len(extensions)) + extensions
+    return _handshake_record(1, body)
+
+
+def tls_server_hello(random: bytes = bytes(range(32, 64)), *, tls13: bool = False) -> bytes:
+    """A TLS record holding a minimal ServerHello: TLS 1.2, or 1.3 (supported_versions);
+    tls.HELLO_RETRY_RANDOM as `random` makes it a HelloRetryRequest."""
+    suite = b"\x13\x01" if tls13 else b"\xc0\x2f"
+    body = b"\x03\x03" + random + b"\x00" + suite + b"\x00"
+    if tls13:
+        extensions = struct.pack("!HHH", 43, 2, 0x0304)
+        body += struct.pack("!H", len(extensions)) + extensions
+    return _handshake_record(2, body)
+
+
+def _handshake_record(kind: int, body: bytes) -> bytes:
+    message = bytes([kind]) + len(body).to_bytes(3, "big") + body
+    return b"\x16\x03\x01" + struct.pack("!H", len(message)) + message
+
+
+def exchange(
+    client: str, server: str, sport: int, dport: int, turns: list[tuple[str, bytes]]
+) -> list[Segment]:
+    """A whole TCP connection: the handshake, each ("client" | "server", payload) turn
+    acknowledged by the other side, and a FIN close."""
+    seq = {"client": 1000, "server": 5000}
+    ends = {"client": (client, sport), "server": (server, dport)}
+    out: list[Segment] = []
+
+    def send(side: str, flags: int, payload: bytes = b"", options: bytes = b"") -> None:
+        other = "server" if side == "client" else "client"
+        (src, sp), (dst, dp) = ends[side], ends[other]
+        ack = seq[other] if flags & ACK else 0
+        out.append(
+            Segment(src, dst, sp, dp, seq[side], ack, flags, payload=payload, options=options)
+        )
+        seq[side] += len(payload) + (1 if flags & (SYN | FIN) else 0)
+
+    send("client", SYN, options=syn_options())
+    send("server", SYN | ACK, options=syn_options())
+    send("client", ACK)
+    for side, payload in turns:
+        send(side, PSH | ACK, payload)
+        send("server" if side == "client" else "client", ACK)
+    send("client", FIN | ACK)
+    send("server", FIN | ACK)
+    send("client", ACK)
+    return out
+
+
+def udp_bytes(sport: int, dport: int, payload: bytes) -> bytes:
+    return struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+
+
+def carried(src: str, dst: str, protocol: int, body: bytes) -> bytes:
+    """An IP packet from `src` to `dst` carrying `body` of IP protocol `protocol`."""
+    return ip_packet(Segment(src, dst, 0, 0, 0, 0, 0), transport=body, protocol=protocol)
+
+
+def ethernet_bytes(packet: bytes) -> bytes:
+    return frame(LINKTYPE_ETHERNET, packet)
+
+
+def gre(
+    src: str,
+    dst: str,
+    inner: bytes,
+    *,
+    protocol: int,
+    key: int | None = None,
+    sequence: int | None = None,
+    version: int = 0,
+) -> bytes:
+    """`inner` (an IP packet, or a frame for bridging and ERSPAN) in GRE over IP."""
+    flags = version | (0x2000 if key is not None else 0) | (0x1000 if sequence is not None else 0)
+    header = struct.pack("!HH", flags, protocol)
+    if key is not None:
+        header += struct.pack("!I", key)
+    if sequence is not None:
+        header += struct.pack("!I", sequence)
+    return carried(src, dst, 47, header + inner)
+
+
+def erspan(src: str, dst: str, inner: bytes, *, kind: int, sequence: int = 1) -> bytes:
+    """`inner` (an IP packet) mirrored in an Ethernet frame by ERSPAN type 2 or 3."""
+    mirrored = ethernet_bytes(inner)
+    if kind == 2:
+        header = struct.pack("!HHI", 0x1000 | 10, 0x0001, 0)  # version 1, VLAN 10; session 1
+        return gre(src, dst, header + mirrored, protocol=0x88BE, sequence=sequence)
+    header = struct.pack("!HHII", 0x2000 | 10, 0x0001, 0, 0)  # version 2, no platform header
+    return gre(src, dst, header + mirrored, protocol=0x22EB, sequence=sequence)
+
+
+def vxlan(src: str, dst: str, inner: bytes, *, vni: int = 42, sport: int = 49152) -> bytes:
+    """`inner` (an IP packet) in an Ethernet frame in VXLAN over UDP port 4789."""
+    header = struct.pack("!II", 0x08000000, vni << 8)
+    return carried(src, dst, 17, udp_bytes(sport, 4789, header + ethernet_bytes(inner)))
+
+
+def geneve(src: str, dst: str, inner: bytes, *, vni: int = 42, sport: int = 49153) -> bytes:
+    """`inner` (an IP packet) in Geneve over UDP port 6081, with one 8-byte option."""
+    option = struct.pack("!HBB", 0x0101, 0x01, 1) + b"\x00" * 4
+    header = struct.pack("!BBHI", len(option) // 4, 0, 0x6558, vni << 8) + option
+    return carried(src, dst, 17, udp_bytes(sport, 6081, header + ethernet_bytes(inner)))

@@ -1,7 +1,9 @@
 """The first TLS handshake message of each direction: ClientHello and ServerHello.
 
 The C core hands up the first handshake record of each direction of a connection
-(reassembled when it spans segments). These functions read what tells a full handshake
+(reassembled when it spans segments), found at the start of its payload or, past a
+plaintext prelude (a proxy's CONNECT, SOCKS, STARTTLS), at the start of one of its first
+16 payload segments within 16 KiB. These functions read what tells a full handshake
 from a resumption, the server name and the version, and tolerate a message cut short by
 the capture: they return what they could read and say it was truncated.
 """

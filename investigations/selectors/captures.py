@@ -68,6 +68,8 @@ UNREAD_PACKETS = {
     "truncated": "cut by the snap length before their TCP header",
     "unsupported_link": "of a link type not read here",
     "short_tcp": "with a TCP header shorter than 20 bytes",
+    "unreadable_tunnel": "inside a tunnel not read here",
+    "ip_fragments": "TCP in IP fragments, not reassembled",
 }
 
 

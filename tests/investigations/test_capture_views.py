@@ -20,6 +20,7 @@ from collectors.capture.synth import (
     ACK,
     FIN,
     LINKTYPE_ETHERNET,
+    LINKTYPE_IPV4,
     PSH,
     SYN,
     PcapngWriter,
@@ -34,6 +35,7 @@ from investigations.choices import CaptureStatus
 from investigations.models import Capture, Job
 from investigations.phrases import with_phrases
 from investigations.services.captures import capture_analyse_stored
+from tests.collectors.test_capture import DATA as CAPTURES_DATA
 from tests.conftest import HOSTILE_STRINGS, loaded_page
 
 pytestmark = pytest.mark.django_db
@@ -349,6 +351,31 @@ def test_a_damaged_capture_is_analysed_up_to_the_damage_and_says_so(personas):
     assert "Read this first" in page
     assert "The file is damaged in 1 place" in page
     assert "the file ends inside a record" in page
+
+
+def test_packets_in_a_tunnel_not_read_are_counted_on_the_page_never_dropped(personas):
+    data = (CAPTURES_DATA / "tunnels-ethernet.pcap").read_bytes()
+    capture = imported(personas, "a", "tunnels.pcap", data)
+
+    page = unescape(html(personas.client(personas.viewer).get(detail_url(capture))))
+
+    assert "Read this first" in page
+    assert "2 packets came through a tunnel this analysis does not read" in page
+    assert "2 skipped (inside a tunnel not read here: 2)" in page
+
+
+def test_tcp_in_ip_fragments_is_counted_as_skipped_on_the_page(personas):
+    segment = Segment("192.0.2.1", "192.0.2.2", 40000, 80, 1, 1, 0x18, payload=b"x" * 40)
+    body = ip_packet(segment)[20:]
+    stream = io.BytesIO()
+    writer = PcapWriter(stream, LINKTYPE_IPV4)
+    writer.write(10**18, ip_packet(segment, transport=body[:16], fragment=(0, True)))
+    writer.write(10**18 + 1, ip_packet(segment, transport=body[16:], fragment=(2, False)))
+    capture = imported(personas, "a", "fragments.pcap", stream.getvalue())
+
+    page = unescape(html(personas.client(personas.viewer).get(detail_url(capture))))
+
+    assert "2 skipped (TCP in IP fragments, not reassembled: 2)" in page
 
 
 # --- a capture's page -----------------------------------------------------------------------

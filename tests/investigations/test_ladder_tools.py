@@ -73,7 +73,12 @@ def test_a_short_ladder_runs_on_both_sides_with_the_tool(
     # depends on what else the machine does, so no ratio is asserted).
     for side in ("a", "b"):
         assert results[(side, 4)]["rps"] > results[(side, 1)]["rps"]
-    assert LadderSample.objects.filter(tool="vmstat").count() == 4
+    # vmstat on each side's service host and on its load generator, in each of the 2 steps.
+    vmstat = LadderSample.objects.filter(tool="vmstat")
+    assert vmstat.count() == 2 * 2 * 2
+    generators = set(LadderSide.objects.values_list("load_generator_id", flat=True))
+    sampled = set(vmstat.values_list("host_id", flat=True))
+    assert len(sampled) == 4 and generators <= sampled
     summaries = timeline()
     assert summaries[0].startswith(f"Ladder started: 1, 4 connections, 1 s a step with {tool}")
     assert summaries[-1].startswith("Ladder completed:")

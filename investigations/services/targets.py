@@ -191,10 +191,6 @@ def targets_time(*, timings: dict[tuple[int, int], dict]) -> None:
     CollectionTarget.objects.bulk_update(targets, ["timings"])
 
 
-def _job_of(target_id: int) -> int | None:
-    return CollectionTarget.objects.filter(pk=target_id).values_list("job_id", flat=True).first()
-
-
 def target_succeed(*, target: CollectionTarget, attempt: int | None = None) -> bool:
     """Running -> succeeded; with `attempt`, only if the target is still under that claim."""
     return jobs.finish(
@@ -223,8 +219,12 @@ def target_cancel(*, target_id: int, attempt: int | None = None) -> None:
 
 
 def _target_end(*, target_id: int, status: str, error: "str | Phrase", attempt: int | None):
+    row = CollectionTarget.objects.filter(pk=target_id).values_list("job_id", "collection_id")
+    if (found := row.first()) is None:  # its collection was deleted meanwhile
+        return
+    job_id, collection_id = found
     ended = jobs.finish(
-        _job_of(target_id),
+        job_id,
         status=status,
         attempt=attempt,
         active=[TargetStatus.QUEUED, TargetStatus.RUNNING],
@@ -232,9 +232,7 @@ def _target_end(*, target_id: int, status: str, error: "str | Phrase", attempt: 
         step=status,
     )
     if ended:
-        collection_complete_if_done(
-            collection_id=CollectionTarget.objects.get(pk=target_id).collection_id
-        )
+        collection_complete_if_done(collection_id=collection_id)
 
 
 @jobs.after_overdue(TARGET_JOB.name)

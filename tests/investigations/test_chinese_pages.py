@@ -4,18 +4,13 @@ them, one number format a column in the ladder's table, and the words the Englis
 had left in English (the path graph's "≠ sides differ", the ladder's "steal") translated."""
 
 import re
-from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.utils import translation
 
-from app.celery import app as celery_app
 from collectors.phrase import Phrase, ngettext_noop
-from investigations.demo import DEMO_TITLE, DEMO_USERNAME
-from investigations.models import Investigation, Ladder
+from investigations.models import Ladder
 from investigations.phrases import translate
 
 pytestmark = pytest.mark.django_db
@@ -29,14 +24,8 @@ UNGROUPED = re.compile(r"(?<![\d.,#/:-])\d{4,}(?:\.\d+)?(?![\d,])")
 
 
 @pytest.fixture
-def demo(settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks, client):
-    settings.DEBUG = True
-    settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(celery_app, "send_task", lambda *args, **kwargs: None)
-    with django_capture_on_commit_callbacks(execute=True):
-        call_command("load_demo", stdout=StringIO())
-    client.force_login(get_user_model().objects.get(username=DEMO_USERNAME))
-    investigation = Investigation.objects.get(title=DEMO_TITLE)
+def demo(demo_case):
+    client, investigation = demo_case
     ladder = Ladder.objects.filter(investigation=investigation).first()
     return client, [
         f"/investigations/{investigation.pk}/",

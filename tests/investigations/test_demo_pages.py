@@ -2,16 +2,11 @@
 that draw a chart."""
 
 import html
-from io import StringIO
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from app.celery import app as celery_app
-from investigations.demo import DEMO_TITLE, DEMO_USERNAME
 from investigations.models import Investigation, Ladder
 from investigations.services.postmortem import action_item_create, postmortem_update
 from investigations.services.timeline import timeline_entry_add
@@ -21,25 +16,14 @@ pytestmark = pytest.mark.django_db
 PLOTLY = "vendor/plotly.min.js"
 
 
-@pytest.fixture
-def demo(settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks, client):
-    settings.DEBUG = True
-    settings.MEDIA_ROOT = tmp_path / "media"
-    monkeypatch.setattr(celery_app, "send_task", lambda *args, **kwargs: None)
-    with django_capture_on_commit_callbacks(execute=True):
-        call_command("load_demo", stdout=StringIO())
-    client.force_login(get_user_model().objects.get(username=DEMO_USERNAME))
-    return client, Investigation.objects.get(title=DEMO_TITLE)
-
-
 def _page(client, url: str) -> str:
     answer = client.get(url)
     assert answer.status_code == 200, url
     return html.unescape(answer.content.decode())
 
 
-def test_plotly_is_sent_only_with_a_chart(demo):
-    client, case = demo
+def test_plotly_is_sent_only_with_a_chart(demo_case):
+    client, case = demo_case
     ladder = Ladder.objects.filter(investigation=case).first()
     for url in [
         "/investigations/",
@@ -64,8 +48,8 @@ def test_plotly_is_sent_only_with_a_chart(demo):
     assert PLOTLY not in _page(client, f"/investigations/{past.pk}/postmortem/print/")
 
 
-def test_a_finding_no_host_facts_back_says_where_it_came_from(demo):
-    client, _ = demo
+def test_a_finding_no_host_facts_back_says_where_it_came_from(demo_case):
+    client, _ = demo_case
     past = Investigation.objects.get(title__startswith="Quote service in containers")
     finding = past.findings.get(rule="cpu_count")
     assert finding.status == "confirmed" and finding.host_a is None
@@ -78,17 +62,17 @@ def test_a_finding_no_host_facts_back_says_where_it_came_from(demo):
     assert "Place hosts on both sides" in evidence
 
     # The main demo case's findings come from its hosts' facts: neither sentence.
-    _, case = demo
+    _, case = demo_case
     assert "from the case's story" not in _page(
         client, f"/investigations/{case.pk}/panels/findings/"
     )
     assert "no host facts back" not in _page(client, f"/investigations/{case.pk}/panels/evidence/")
 
 
-def test_the_print_view_reads_a_longer_story_in_as_many_queries(demo):
+def test_the_print_view_reads_a_longer_story_in_as_many_queries(demo_case):
     """Its 2.6 s were the browser's (plotly.js parsed before anything ran); the server's part
     is a fixed number of queries, however many entries and actions the story has."""
-    client, case = demo
+    client, case = demo_case
     url = f"/investigations/{case.pk}/postmortem/print/"
 
     def queries() -> int:

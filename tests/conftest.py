@@ -213,6 +213,17 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid.startswith(SERIAL_TESTS):
             item.add_marker(pytest.mark.serial)
+    # Spread over processes: each begins with its share of the long files (tests/schedule.py).
+    processes = getattr(config, "workerinput", {}).get("workercount", 1)
+    if processes > 1:
+        from tests.schedule import deal
+
+        skip_serial = "not serial" in (config.option.markexpr or "")
+        items[:] = deal(
+            items,
+            processes,
+            runs=lambda item: not (skip_serial and item.get_closest_marker("serial")),
+        )
 
 
 def _database_url(settings_dict: dict) -> str:

@@ -1,6 +1,7 @@
 """What the API promises beyond each endpoint's own answers: every status an operation can
 answer is in the schema, and a path that is no endpoint answers JSON like the rest."""
 
+import functools
 import json
 
 import pytest
@@ -25,8 +26,15 @@ from investigations.choices import (
 from tests.conftest import ApiClient
 
 
+@functools.cache
+def openapi_schema() -> dict:
+    """The API's schema, made once for this module's tests (each making costs about a
+    second of CPU); they only read it."""
+    return api.get_openapi_schema()
+
+
 def operations():
-    schema = api.get_openapi_schema()
+    schema = openapi_schema()
     for path, methods in schema["paths"].items():
         for method, operation in methods.items():
             yield path, method, operation
@@ -134,7 +142,7 @@ def test_the_api_root_is_a_json_404(personas, method):
 
 
 def _components():
-    return api.get_openapi_schema()["components"]["schemas"]
+    return openapi_schema()["components"]["schemas"]
 
 
 def _values(field: dict, components: dict) -> list | None:

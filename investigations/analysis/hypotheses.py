@@ -147,7 +147,7 @@ def score_entry(entry: Entry, evidence: CaseEvidence) -> Hypothesis:
         after = score * (1 - signal["weight"])
         contributions.append(Contribution(signal, after - score, tuple(items)))
         score = after
-    if not decisive_met and score > DECISIVE_CAP:
+    if not decisive_met and score > DECISIVE_CAP + 1e-9:
         contributions.append(Contribution({"source": "cap"}, DECISIVE_CAP - score, ()))
         score = DECISIVE_CAP
     supporting = _unique(item for signal, items in matched_for for item in items)

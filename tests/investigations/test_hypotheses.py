@@ -3,6 +3,7 @@ bounded number of queries), GET /api/investigations/{id}/hypotheses, the "Likely
 panel, and the signals of a knowledge-base entry on its page and in its edit form."""
 
 import json
+import re
 from html import unescape
 
 import pytest
@@ -290,3 +291,30 @@ def test_the_api_reads_and_writes_an_entrys_signals(personas):
     )
     changed = api.patch(f"/api/root-causes/{entry['id']}", {"signals": []})
     assert changed.status_code == 200 and changed.body["signals"] == []
+
+
+def test_the_collection_that_would_settle_it_starts_in_one_click(personas):
+    """The panel's button posts the kind's start form with its defaults: the CPU profile of
+    both sides' service hosts is requested (never run here: no worker claims it)."""
+    from tests.investigations.test_profiles import service_hosts
+
+    case = personas.investigation
+    service_hosts(personas)
+    raise_findings(case, ("capture_tls_handshakes", ""))
+    client = personas.client(personas.member)
+    page = client.get(f"/investigations/{case.pk}/panels/likely_causes/").content.decode()
+    [form] = [
+        found
+        for found in re.finditer(
+            r'<form method="post" action="([^"]+)" class="inline">(.*?)</form>', page, re.S
+        )
+        if 'name="kind" value="profile"' in found[2]
+    ]
+    data = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form[2]))
+
+    response = client.post(unescape(form[1]), data)
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    collection = case.collections.get()
+    assert collection.kind == "profile"
+    assert collection.targets.count() == 2

@@ -124,6 +124,16 @@ SEEDS = [
         ),
     ),
     (
+        "too-many-vcpus",
+        lambda: (
+            facts_with(cpu__count=32)
+            + evaluate_profiles(
+                profile({"main;work;pthread_mutex_lock;futex_wait": 700, **CALM}), profile(CALM)
+            )
+        ),
+    ),
+    ("fewer-cpus", lambda: facts_with(cpu__count=2)),
+    (
         "client-waits-before-requests",
         lambda: evaluate_captures(
             capture(

@@ -329,6 +329,7 @@ def shipped_knowledge(db):
     from django.apps import apps
 
     import_module("investigations.migrations.0013_root_causes").ship(apps, None)
+    import_module("investigations.migrations.0027_root_cause_signals").ship_signals(apps, None)
 
 
 @pytest.fixture(scope="session")

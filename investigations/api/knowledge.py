@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from ninja import Field, Query, Router, Schema, Status
 
 from investigations.access import knowledge_operator, root_cause_for_user, team_for_user
+from investigations.analysis.signals import MAX_SIGNALS
 from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import (
     ErrorOut,
@@ -70,6 +71,11 @@ class RootCauseOut(Schema):
     monitoring: str
     monitoring_zh: str
     references: list[str]
+    signals: list[dict] = Field(
+        description="how a case's evidence is recognised as this cause when its likely causes "
+        "are ranked: [{source, (rule, subject | metric | measure), verdict, weight, direction, "
+        "decisive}]"
+    )
     team: int | None = Field(
         alias="team_id",
         description="the team that owns it (its members read it, its leads edit it); null for "
@@ -128,6 +134,13 @@ class RootCauseFields(Schema):
         description="links or citations, one an item",
         json_schema_extra={"maxItems": MAX_REFERENCES},
     )
+    signals: list[dict] = Field(
+        [],
+        description="the evidence for and against it, with weights (see the README's "
+        '"Likely causes"): e.g. {"source": "finding", "rule": "cpu_governor", '
+        '"weight": 0.8, "direction": "for", "decisive": true}',
+        json_schema_extra={"maxItems": MAX_SIGNALS},
+    )
 
 
 class RootCauseIn(RootCauseFields):
@@ -160,6 +173,7 @@ class RootCausePatch(Schema):
     monitoring: words(ENTRY) | NotNull = None
     monitoring_zh: words(ENTRY) | NotNull = None
     references: list[words(SPEC)] | NotNull = None
+    signals: list[dict] | NotNull = None
 
 
 class RevisionOut(Schema):

@@ -239,6 +239,7 @@ def _unauthorised(request, exc: AuthenticationError):
 from investigations.api import (  # noqa: E402
     accounts,
     evidence,
+    hypotheses,
     inventory,
     investigations,
     knowledge,
@@ -256,6 +257,7 @@ api.add_router("", evidence.router)
 api.add_router("", method.router)
 api.add_router("", knowledge.router)
 api.add_router("", similar.router)
+api.add_router("", hypotheses.router)
 api.add_router("", postmortem.router)
 # Each registered evidence kind's own endpoints; its API module registers its importers.
 for kind in kinds():

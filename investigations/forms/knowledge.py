@@ -1,5 +1,7 @@
 """The form of a knowledge-base entry: every text in English and, beside it, in Chinese."""
 
+import json
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -35,6 +37,20 @@ class RootCauseForm(forms.Form):
         label=_("References"),
         help_text=_("Links or citations, one a line."),
         widget=forms.Textarea(attrs={"rows": 3}),
+    )
+
+    signals = forms.CharField(
+        required=False,
+        strip=False,
+        label=_("Signals"),
+        help_text=_(
+            "How to recognise it from a case's evidence, as a JSON list: each signal names its "
+            "source (finding, baseline, capture, profile or ladder), what it reads, a weight "
+            "above 0 and at most 1, and its direction (for or against); decisive: true marks "
+            'the evidence it cannot be without. Example: {"source": "finding", "rule": '
+            '"cpu_governor", "weight": 0.8, "direction": "for", "decisive": true}'
+        ),
+        widget=forms.Textarea(attrs={"rows": 8, "class": "token", "spellcheck": "false"}),
     )
 
     def __init__(self, *args, teams=None, installation: bool = False, **kwargs):
@@ -78,6 +94,22 @@ class RootCauseForm(forms.Form):
             )
         self.order_fields(["team", "category"])
 
+    def clean_signals(self) -> list:
+        text = self.cleaned_data.get("signals") or ""
+        if not text.strip():
+            return []
+        try:
+            return json.loads(text)
+        except ValueError as error:
+            raise forms.ValidationError(
+                _("Not valid JSON (line %(line)s, column %(column)s): %(error)s"),
+                params={
+                    "line": getattr(error, "lineno", "?"),
+                    "column": getattr(error, "colno", "?"),
+                    "error": getattr(error, "msg", str(error)),
+                },
+            ) from None
+
     def pairs(self) -> list[tuple]:
         """The texts as (English field, Chinese field) rows, for the side-by-side layout."""
         return [(self[name], self[f"{name}_zh"]) for name in BILINGUAL]
@@ -85,6 +117,14 @@ class RootCauseForm(forms.Form):
     def service_fields(self) -> dict:
         """The cleaned values as root_cause_create/update take them."""
         return {name: self.cleaned_data[name] for name in EDITABLE}
+
+
+def signals_text(signals: list[dict]) -> str:
+    """The signals as the form shows them: a JSON list, one signal a line."""
+    if not signals:
+        return ""
+    lines = ",\n".join("  " + json.dumps(signal, ensure_ascii=False) for signal in signals)
+    return f"[\n{lines}\n]"
 
 
 def references_text(references: list[str]) -> str:

@@ -41,7 +41,9 @@ def ship(apps, schema_editor):
     RootCause = apps.get_model("investigations", "RootCause")
     for entry in json.loads(ENTRIES.read_text(encoding="utf-8")):
         root_cause, created = RootCause.objects.get_or_create(
-            slug=entry["slug"], defaults={k: v for k, v in entry.items() if k != "slug"}
+            slug=entry["slug"],
+            # Later fields of an entry (its signals, 0027) are set by their own migration.
+            defaults={k: v for k, v in entry.items() if k not in ("slug", "signals")},
         )
         if created:
             _index(apps, root_cause)

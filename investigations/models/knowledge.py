@@ -33,6 +33,9 @@ class RootCause(models.Model):
     monitoring = models.TextField(blank=True)
     monitoring_zh = models.TextField(blank=True)
     references = models.JSONField(default=list, blank=True)
+    # How to recognise it from the evidence: [{"source", ..., "weight", "direction"}], see
+    # analysis/signals.py; the hypotheses of a case are ranked by them.
+    signals = models.JSONField(default=list, blank=True)
     # The owner: a team, or none for the installation's entries. PROTECT, not SET_NULL: a
     # team's private entry must never turn into one every team reads.
     team = models.ForeignKey(

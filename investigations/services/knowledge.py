@@ -27,6 +27,7 @@ from investigations.access import (
     root_cause_can_edit,
     root_cause_edit_refusal,
 )
+from investigations.analysis.signals import signals_clean
 from investigations.choices import EventKind, Role, RootCauseCategory
 from investigations.kinds import evidence_kinds
 from investigations.models import (
@@ -47,7 +48,7 @@ TEXT_FIELDS = {
     **{name: limits.TITLE for name in ("title", "title_zh")},
     **{f"{name}{suffix}": limits.ENTRY for name in BILINGUAL[1:] for suffix in ("", "_zh")},
 }
-EDITABLE = [*TEXT_FIELDS, "category", "references"]
+EDITABLE = [*TEXT_FIELDS, "category", "references", "signals"]
 MAX_REFERENCES = 20
 MAX_EVIDENCE = 50
 
@@ -103,6 +104,11 @@ def _clean(fields: dict, *, creating: bool) -> dict:
             elif any(limits.too_long(r, limits.SPEC) for r in references):
                 errors["references"] = limits.too_long(max(references, key=len), limits.SPEC)
             cleaned["references"] = references
+    if "signals" in fields:
+        signals, problems = signals_clean(fields["signals"])
+        if problems:
+            errors["signals"] = problems
+        cleaned["signals"] = signals
     if errors:
         raise ValidationError(errors)
     return cleaned

@@ -3,6 +3,7 @@ list with its search, an entry in the reader's language with the other beside it
 history, the form that writes both, and the search over the entries the reader reads and the
 reader's own investigations."""
 
+import json
 from itertools import groupby
 
 from django.contrib.auth.decorators import login_required
@@ -15,8 +16,9 @@ from django.views.decorators.http import require_http_methods, require_safe
 
 from investigations import limits
 from investigations.access import knowledge_operator, root_cause_for_user
+from investigations.analysis.signals import signal_label
 from investigations.choices import Role, RootCauseCategory
-from investigations.forms.knowledge import LABELS, RootCauseForm, references_text
+from investigations.forms.knowledge import LABELS, RootCauseForm, references_text, signals_text
 from investigations.models.knowledge import BILINGUAL
 from investigations.selectors.knowledge import (
     root_cause_cases,
@@ -118,7 +120,12 @@ def _findings_by_case(root_cause, user) -> tuple[int, list]:
 
 def _history(root_cause) -> list[dict]:
     """Each edit as the page shows it: who, when, and each changed field before and after."""
-    labels = {**LABELS, "category": _("Category"), "references": _("References")}
+    labels = {
+        **LABELS,
+        "category": _("Category"),
+        "references": _("References"),
+        "signals": _("Signals"),
+    }
     for name in BILINGUAL:
         labels[f"{name}_zh"] = _("%(label)s (Chinese)") % {"label": LABELS[name]}
     return [
@@ -139,8 +146,12 @@ def _history(root_cause) -> list[dict]:
 
 
 def _shown(value) -> str:
-    # References are a list; every other field is text.
-    return "\n".join(value) if isinstance(value, list) else value or ""
+    # References are a list of texts, signals a list of objects; every other field is text.
+    if isinstance(value, list):
+        return "\n".join(
+            v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in value
+        )
+    return value or ""
 
 
 @require_safe
@@ -164,6 +175,11 @@ def root_cause_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "findings_by_case": findings_by_case,
             "can_edit": root_cause_can_edit(request.user, root_cause),
             "history": _history(root_cause),
+            "signals": [
+                {**signal, "label": signal_label(signal)}
+                for signal in root_cause.signals
+                if isinstance(signal, dict)
+            ],
         },
     )
 
@@ -209,6 +225,7 @@ def root_cause_edit(request: HttpRequest, pk: int) -> HttpResponse:
         for name in [*BILINGUAL, *(f"{n}_zh" for n in BILINGUAL), "category"]
     }
     initial["references"] = references_text(root_cause.references)
+    initial["signals"] = signals_text(root_cause.signals)
     form = RootCauseForm(request.POST or None, initial=initial)
     if request.method != "POST":
         return _form_page(request, form, root_cause)

@@ -199,6 +199,7 @@ def furnish_demo() -> Investigation:
     # The knowledge base the migrations ship, gone if an earlier test of this database
     # flushed it (transactional tests empty every table).
     import_module("investigations.migrations.0013_root_causes").ship(apps, None)
+    import_module("investigations.migrations.0027_root_cause_signals").ship_signals(apps, None)
     call_command("load_demo", verbosity=0)
     case = Investigation.objects.get(title=DEMO_TITLE)
     for side, file_name, data in (

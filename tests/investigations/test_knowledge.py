@@ -208,6 +208,7 @@ ENTRY_KEYS = {
     "monitoring",
     "monitoring_zh",
     "references",
+    "signals",
     "team",
     "owner",
     "created_at",

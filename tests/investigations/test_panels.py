@@ -31,6 +31,7 @@ PANELS = [
     "captures",
     "ladders",
     "findings",
+    "likely_causes",
     "root_cause",
     "checklist",
     "similar",

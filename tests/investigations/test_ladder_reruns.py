@@ -1,7 +1,8 @@
 """Verifying a fix: a ladder run again with the same settings (`POST /api/ladders/{id}/rerun`),
 the two runs compared (`GET /api/ladders/{id}/compare?with=`), the checklist's step, the
 ladder's page, the postmortem and the timeline. Results are stored as a worker would store
-them, without running load."""
+them, without running load; the last test reruns a short real ladder (hey on sshd test
+hosts, through a real worker)."""
 
 from dataclasses import replace
 from html import unescape
@@ -14,6 +15,7 @@ from investigations.analysis.ladder import Point
 from investigations.analysis.ladder_compare import compare
 from investigations.choices import HostRole, ItemStatus, LadderStatus
 from investigations.models import ChecklistItem, EnvironmentMember, Ladder
+from investigations.services.inventory import host_create, member_add
 from investigations.services.investigations import investigation_create
 from investigations.services.ladder_imports import ladder_import
 from investigations.services.ladder_results import (
@@ -22,7 +24,9 @@ from investigations.services.ladder_results import (
     ladder_step_store,
 )
 from investigations.services.ladders import ladder_request
-from tests.conftest import ApiClient
+from tests.conftest import ApiClient, wait_for
+from tests.ladders import require
+from tests.loadservers import http_server
 
 pytestmark = pytest.mark.django_db
 
@@ -145,8 +149,6 @@ def test_a_rerun_runs_on_the_same_load_generators_not_the_first_placed(
     personas, before, ladder_hosts
 ):
     # Another load generator placed on side A, named first: the rerun keeps the original.
-    from investigations.services.inventory import host_create, member_add
-
     other = host_create(
         team=personas.team, name="a-first-gen", address="10.0.1.99", port=22, username="perf"
     )
@@ -487,3 +489,62 @@ def test_the_postmortem_shows_the_latest_rerun(
     assert f"### Before and after the fix: ladder #{first.pk} and #{latest.pk}" in markdown
     assert "**The gap is closed.**" in markdown
     assert "| 50 | 3,500 | 4,800 | 5,000 | 5,000 | 43% | 4% |" in markdown
+
+
+# --- a real rerun ------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_short_ladder_reruns_for_real_and_compares(personas, celery_worker, place_ladder_hosts):
+    # hey on sshd test hosts through a real worker: the rerun runs the same ladder again, its
+    # verdict lands on the timeline (which verdict depends on the machine: not asserted).
+    require("hey")
+    place_ladder_hosts()
+    api = ApiClient(personas.member)
+
+    def ended(ladder_id: int) -> dict:
+        return wait_for(
+            lambda: (
+                (body := api.get(f"/api/ladders/{ladder_id}").body)["status"]
+                in ("completed", "failed", "cancelled")
+                and body
+            ),
+            timeout=120,
+        )
+
+    with http_server(wait_ms=5) as url:
+        first = api.post(
+            f"/api/investigations/{personas.investigation.pk}/ladders",
+            {
+                "side_a_url": url,
+                "side_b_url": url,
+                "steps": [1, 4],
+                "step_seconds": 1,
+                "warmup_seconds": 0,
+                "tool": "hey",
+            },
+        ).body
+        assert ended(first["id"])["status"] == "completed"
+        response = api.post(f"/api/ladders/{first['id']}/rerun")
+        assert response.status_code == 201, response.body
+        rerun = ended(response.body["id"])
+
+    assert rerun["status"] == "completed" and rerun["rerun_of"] == first["id"]
+    assert (rerun["tool"], rerun["steps"], rerun["step_seconds"]) == ("hey", [1, 4], 1)
+    assert {(r["side"], r["load"]) for r in rerun["results"]} == {
+        ("a", 1),
+        ("a", 4),
+        ("b", 1),
+        ("b", 4),
+    }
+    compared = api.get(f"/api/ladders/{rerun['id']}/compare?with={first['id']}").body
+    assert compared["load"] == 4 and compared["verdict"] in (
+        "closed",
+        "narrowed",
+        "unchanged",
+        "wider",
+    )
+    verdict = personas.investigation.events.filter(
+        kind="ladder", summary__startswith=f"Fix verification: ladder #{rerun['id']}"
+    ).get()
+    assert verdict.details["verdict"] == compared["verdict"]

@@ -548,3 +548,35 @@ def test_a_short_ladder_reruns_for_real_and_compares(personas, celery_worker, pl
         kind="ladder", summary__startswith=f"Fix verification: ladder #{rerun['id']}"
     ).get()
     assert verdict.details["verdict"] == compared["verdict"]
+
+
+def test_the_postmortem_api_gives_the_fix_verification(
+    personas, before, django_capture_on_commit_callbacks
+):
+    path = f"/api/investigations/{personas.investigation.pk}/postmortem"
+    client = ApiClient(personas.viewer)
+    assert client.get(path).body["fix_verification"] is None
+
+    rerun = rerun_with(personas, before, NARROWED, django_capture_on_commit_callbacks)
+
+    assert client.get(path).body["fix_verification"] == {
+        "before": before.pk,
+        "after": rerun.pk,
+        "verdict": "narrowed",
+        "reason": "at 50 the gap between the sides narrowed from 150% to 43%, still beyond "
+        "the 20% margin",
+        "load": 50,
+        "gap_before": 1.5,
+        "gap_after": pytest.approx(5000 / 3500 - 1),
+    }
+
+
+def test_the_case_page_lists_a_rerun_with_what_it_reruns(personas, before):
+    rerun_id = rerun_api(personas, before).body["id"]
+
+    panel = personas.client(personas.viewer).get(
+        f"/investigations/{personas.investigation.pk}/panels/ladders/"
+    )
+
+    assert f"#{rerun_id}</a>" in panel.content.decode()
+    assert f"rerun of #{before.pk}" in panel.content.decode()

@@ -318,8 +318,8 @@ class LadderCompareOut(Schema):
     )
     gap_after: float | None
     verdict: Literal[VERDICTS] | None = Field(
-        description="closed, narrowed, unchanged or wider, by the ladder's margin; null when "
-        "no load has results from both sides in both runs"
+        description="closed, narrowed, unchanged or wider, by the earlier ladder's margin; null "
+        "when no load has results from both sides in both runs"
     )
     reason: str
 

@@ -14,6 +14,9 @@ from datetime import datetime, timedelta
 from django.utils import dateformat, timezone
 from django.utils.translation import gettext as _
 
+from investigations.analysis.ladder_compare import NOTHING_TO_COMPARE, VERDICT_HEADLINES, gap_text
+from investigations.phrases import translate
+
 # Anywhere in a line: escapes, code, emphasis, links and images, HTML and autolinks,
 # blockquotes, table cells, strikethrough and code fences.
 INLINE_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
@@ -213,6 +216,44 @@ def _ladders(report, base_url: str) -> list[str]:
     return [*lines, ""]
 
 
+def _rerun(report, base_url: str) -> list[str]:
+    """The newest rerun against the ladder it ran again: the verdict and the table."""
+    check = report.rerun
+    if check is None:
+        return []
+    comparison = check.comparison
+    heading = _("Before and after the fix: ladder #%(before)s and #%(after)s") % {
+        "before": check.before.pk,
+        "after": check.after.pk,
+    }
+    reason = translate(comparison.reason)
+    lines = [
+        f"### {heading}",
+        "",
+        f"**{_(VERDICT_HEADLINES.get(comparison.verdict, NOTHING_TO_COMPARE))}** "
+        f"{inline(reason[:1].upper() + reason[1:])}.",
+        "",
+    ]
+    if not comparison.steps:
+        return lines
+    headers = [
+        _("Load"),
+        _("A before"),
+        _("A after"),
+        _("B before"),
+        _("B after"),
+        _("Gap before"),
+        _("Gap after"),
+    ]
+    lines += ["| " + " | ".join(headers) + " |", "|" + " ---: |" * len(headers)]
+    for step in comparison.steps:
+        values = [step.a_before, step.a_after, step.b_before, step.b_after]
+        cells = [NO_TEXT if v is None else f"{v:,.0f}" for v in values]
+        gaps = [gap_text(step.gap_before), gap_text(step.gap_after)]
+        lines.append(f"| {step.load:g} | " + " | ".join(cells + gaps) + " |")
+    return [*lines, ""]
+
+
 def _actions(report) -> list[str]:
     lines = [f"## {_('Action items')}", ""]
     if not report.actions:
@@ -269,6 +310,7 @@ def postmortem_markdown(report, *, base_url: str = "") -> str:
         _written(report.verification, _("No verification written yet.")),
         "",
         *_ladders(report, base_url),
+        *_rerun(report, base_url),
         *_actions(report),
         f"## {_('Lessons')}",
         "",

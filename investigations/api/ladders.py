@@ -1,14 +1,18 @@
 """Ladder load tests and result imports."""
 
+import math
+from dataclasses import asdict
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from django.core.exceptions import ValidationError
+from django.http import Http404
 from django.utils.translation import gettext as _
-from ninja import Field, Router, Schema, Status
+from ninja import Field, Query, Router, Schema, Status
 from pydantic import BeforeValidator, StrictInt
 
 from investigations.access import investigation_for_user, ladder_for_user
+from investigations.analysis.ladder_compare import VERDICTS
 from investigations.api.imports import ImportReadOut, importer, read_out
 from investigations.api.schemas import ErrorOut, Id, one_of, stated
 from investigations.choices import (
@@ -23,8 +27,10 @@ from investigations.models import Ladder
 from investigations.phrases import stored_text
 from investigations.selectors import ladder_get, ladder_points, ladder_sides
 from investigations.selectors.captures import ladder_captures
+from investigations.selectors.ladder_compare import ladder_comparison, ladders_in_order
 from investigations.selectors.profiles import ladder_profiles
 from investigations.services.ladder_imports import ladder_import, ladder_uploads_read
+from investigations.services.ladder_reruns import LadderStillRunning, ladder_rerun
 from investigations.services.ladder_results import ladder_analysis
 from investigations.services.ladders import MAX_LOAD, MAX_STEPS, ladder_cancel, ladder_request
 
@@ -163,6 +169,9 @@ class LadderOut(Schema):
     read: list[ImportReadOut] = Field(
         [], description="after an import: each file's requests read and what was skipped"
     )
+    rerun_of: int | None = Field(
+        None, description="the ladder this one runs again with the same settings, if any"
+    )
 
 
 def _taken_during(rows) -> list[dict]:
@@ -237,6 +246,7 @@ def ladder_out(ladder: Ladder) -> dict:
         "captures": _taken_during(ladder_captures(ladder=ladder)),
         "created_at": ladder.created_at,
         "finished_at": ladder.finished_at,
+        "rerun_of": ladder.rerun_of_id,
     }
 
 
@@ -261,6 +271,95 @@ def ladders_cancel(request, ladder_id: Id):
         ladder=ladder_for_user(request.user, ladder_id, Role.RESPONDER), user=request.user
     )
     return ladder_out(ladder)
+
+
+@router.post("/ladders/{ladder_id}/rerun", response={201: LadderOut, 409: ErrorOut, **ERRORS})
+def ladders_rerun(request, ladder_id: Id):
+    """Run the ladder again with the same settings on the same hosts (to verify a fix): the
+    new ladder, its `rerun_of` this one. 409 while this one still runs; 400 for imported
+    results, which have no run settings."""
+    ladder = ladder_for_user(request.user, ladder_id, Role.RESPONDER)
+    try:
+        rerun = ladder_rerun(ladder=ladder, user=request.user)
+    except LadderStillRunning as error:
+        message = " ".join(error.messages)
+        return Status(409, {"detail": message, "errors": [{"field": "ladder", "message": message}]})
+    return Status(201, ladder_out(rerun))
+
+
+class LadderCompareStepOut(Schema):
+    load: float
+    a_before: float | None = Field(description="side A's requests/s in the earlier run")
+    a_after: float | None = Field(description="side A's requests/s in the later run")
+    b_before: float | None
+    b_after: float | None
+    p99_a_before: float | None = Field(description="side A's p99 (ms) in the earlier run")
+    p99_a_after: float | None
+    p99_b_before: float | None
+    p99_b_after: float | None
+    gap_before: float | None = Field(
+        description="how far apart the sides are in the earlier run at this load: the larger "
+        "over the smaller, minus one, of requests/s or p99, whichever is further apart"
+    )
+    gap_after: float | None
+
+
+class LadderCompareOut(Schema):
+    before: int = Field(description="the earlier ladder (created first)")
+    after: int = Field(description="the later ladder")
+    margin: float
+    load: float | None = Field(
+        description="where the runs are compared: the highest load both sides hold in both"
+    )
+    steps: list[LadderCompareStepOut]
+    gap_before: float | None = Field(
+        description="the sides' gap at `load` in the earlier run (0.5 = 50 %); null when a "
+        "side did nothing there or no load compares"
+    )
+    gap_after: float | None
+    verdict: Literal[VERDICTS] | None = Field(
+        description="closed, narrowed, unchanged or wider, by the earlier ladder's margin; null "
+        "when no load has results from both sides in both runs"
+    )
+    reason: str
+
+
+class CompareWith(Schema):
+    with_: Id = Field(alias="with", description="the other ladder's id")
+
+
+def _finite(gap: float | None) -> float | None:
+    return None if gap is None or math.isinf(gap) else gap
+
+
+@router.get("/ladders/{ladder_id}/compare", response={200: LadderCompareOut, **ERRORS})
+def ladders_compare(request, ladder_id: Id, filters: Query[CompareWith]):
+    """This ladder against another of the same case, load by load: each side's requests/s
+    before (the ladder created first) and after, the gap between the sides in each, and
+    whether the gap closed, narrowed, stayed or widened, by the ladder's margin."""
+    ladder = ladder_for_user(request.user, ladder_id)
+    other = ladder_for_user(request.user, filters.with_)
+    if other.investigation_id != ladder.investigation_id:
+        raise Http404
+    if other.pk == ladder.pk:
+        raise ValidationError({"with": _("Compare the ladder with another ladder.")})
+    before, after = ladders_in_order(ladder, other)
+    comparison, _points = ladder_comparison(before=before, after=after)
+    return {
+        "before": before.pk,
+        "after": after.pk,
+        "margin": comparison.margin,
+        "load": comparison.load,
+        "steps": [
+            asdict(step)
+            | {"gap_before": _finite(step.gap_before), "gap_after": _finite(step.gap_after)}
+            for step in comparison.steps
+        ],
+        "gap_before": _finite(comparison.gap_before),
+        "gap_after": _finite(comparison.gap_after),
+        "verdict": comparison.verdict,
+        "reason": stored_text(comparison, "reason"),
+    }
 
 
 @importer(

@@ -1,13 +1,16 @@
 """The postmortem of a case (its written parts and the rest read from the case), its
 Markdown export, and its action items."""
 
+import math
 from dataclasses import asdict
 from datetime import date, datetime
+from typing import Literal
 
 from django.http import Http404
 from ninja import Field, Router, Schema, Status
 
 from investigations.access import investigation_for_user
+from investigations.analysis.ladder_compare import VERDICTS
 from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import (
     ErrorOut,
@@ -21,6 +24,7 @@ from investigations.api.schemas import (
 )
 from investigations.choices import ItemStatus, LadderStatus, Role
 from investigations.limits import ENTRY, NOTES
+from investigations.phrases import stored_text
 from investigations.selectors.postmortem import (
     WRITTEN,
     PostmortemReport,
@@ -101,6 +105,18 @@ class PostmortemLadder(Schema):
     url: str
 
 
+class PostmortemRerun(Schema):
+    before: int = Field(description="the ladder run again")
+    after: int = Field(description="the newest completed rerun of it")
+    verdict: Literal[VERDICTS] | None = Field(
+        description="closed, narrowed, unchanged or wider (GET /api/ladders/{id}/compare)"
+    )
+    reason: str
+    load: float | None
+    gap_before: float | None
+    gap_after: float | None
+
+
 class ActionOut(Schema):
     id: int
     title: str
@@ -143,6 +159,9 @@ class PostmortemOut(Schema):
     method: list[PostmortemStep]
     root_causes: list[PostmortemCause]
     ladders: list[PostmortemLadder]
+    fix_verification: PostmortemRerun | None = Field(
+        None, description="the newest completed rerun against the ladder it ran again"
+    )
     actions: list[ActionOut]
 
 
@@ -205,7 +224,28 @@ def _body(report: PostmortemReport) -> dict:
             }
             for ladder in report.ladders
         ],
+        "fix_verification": _fix_verification(report.rerun),
         "actions": [asdict(action) for action in report.actions],
+    }
+
+
+def _fix_verification(check) -> dict | None:
+    if check is None:
+        return None
+    comparison = check.comparison
+    return {
+        "before": check.before.pk,
+        "after": check.after.pk,
+        "verdict": comparison.verdict,
+        "reason": stored_text(comparison, "reason"),
+        "load": comparison.load,
+        **{
+            name: None if gap is None or math.isinf(gap) else gap
+            for name, gap in (
+                ("gap_before", comparison.gap_before),
+                ("gap_after", comparison.gap_after),
+            )
+        },
     }
 
 

@@ -19,6 +19,7 @@ def urls() -> list:
         path("investigations/<int:pk>/imports/", ladders.ladder_import_view, name="ladder_import"),
         path("ladders/<int:pk>/", ladders.ladder_detail, name="ladder_detail"),
         path("ladders/<int:pk>/cancel/", ladders.ladder_cancel_view, name="ladder_cancel"),
+        path("ladders/<int:pk>/rerun/", ladders.ladder_rerun_view, name="ladder_rerun"),
     ]
 
 

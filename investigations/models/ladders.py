@@ -39,6 +39,10 @@ class Ladder(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The ladder this one runs again with the same settings, to verify a fix.
+    rerun_of = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="reruns"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

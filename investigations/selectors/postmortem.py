@@ -34,6 +34,7 @@ from investigations.models import (
 )
 from investigations.phrases import stored_text
 from investigations.selectors.checklist import checklist_items
+from investigations.selectors.ladder_compare import RerunCheck, rerun_check
 from investigations.selectors.ladders import ladders_for
 from investigations.selectors.timeline import timeline_events
 
@@ -206,6 +207,8 @@ class PostmortemReport:
     # Each registered kind's own section, by kind (the ladders' is `ladders` as well).
     sections: dict[str, list] = field(default_factory=dict)
     actions: list[Action] = field(default_factory=list)
+    # The newest completed rerun against the ladder it ran again (selectors/ladder_compare).
+    rerun: RerunCheck | None = None
 
     def text(self, name: str) -> str:
         return getattr(self, name)
@@ -432,6 +435,7 @@ def postmortem_of(investigation: Investigation) -> PostmortemReport:
         kind.key: kind.postmortem(i) for kind in kinds() if kind.postmortem is not None
     }
     report.ladders = report.sections.get(EvidenceKind.LADDER, [])
+    report.rerun = rerun_check(investigation=i)
     if written is not None:
         for name in WRITTEN:
             setattr(report, name, getattr(written, name))

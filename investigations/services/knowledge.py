@@ -19,7 +19,7 @@ from django.utils.text import slugify
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
-from collectors.phrase import Phrase
+from collectors.phrase import Phrase, joined
 from investigations import limits
 from investigations.access import (
     knowledge_operator,
@@ -27,6 +27,7 @@ from investigations.access import (
     root_cause_can_edit,
     root_cause_edit_refusal,
 )
+from investigations.analysis.ladder_compare import CLOSED, VERDICT_WORDS
 from investigations.analysis.signals import signals_clean
 from investigations.choices import EventKind, Role, RootCauseCategory
 from investigations.kinds import evidence_kinds
@@ -39,7 +40,8 @@ from investigations.models import (
     RootCauseRevision,
 )
 from investigations.models.knowledge import BILINGUAL
-from investigations.services.checklist import checklist_evidence, checklist_refresh
+from investigations.selectors.ladder_compare import latest_rerun_comparison
+from investigations.services.checklist import Missing, checklist_evidence, checklist_refresh
 from investigations.services.search import investigation_index, root_cause_index
 from investigations.services.timeline import timeline_event_log
 
@@ -319,12 +321,30 @@ def _refresh(investigation: Investigation) -> None:
 
 
 @checklist_evidence("root_cause")
-def _named(investigation: Investigation) -> Phrase | None:
-    """The case has a confirmed root cause."""
+def _named(investigation: Investigation) -> Phrase | Missing | None:
+    """The case has a confirmed root cause, and once a ladder was run again to verify the
+    fix, the newest such rerun closed the gap: a rerun that did not reopens the step."""
     titles = list(investigation.case_root_causes.values_list("root_cause__title", flat=True))
-    if not titles:
-        return None
-    return Phrase(gettext_noop("root cause confirmed: %(titles)s"), titles="; ".join(titles))
+    named = (
+        Phrase(gettext_noop("root cause confirmed: %(titles)s"), titles="; ".join(titles))
+        if titles
+        else None
+    )
+    found = latest_rerun_comparison(investigation=investigation)
+    if found is None:
+        return named
+    rerun, comparison = found
+    verified = Phrase(
+        gettext_noop(
+            "ladder #%(after)s, run again after the fix, against #%(before)s: %(verdict)s"
+        ),
+        after=rerun.pk,
+        before=rerun.rerun_of_id,
+        verdict=Phrase(VERDICT_WORDS.get(comparison.verdict, gettext_noop("nothing to compare"))),
+    )
+    if comparison.verdict != CLOSED:
+        return Missing(verified)
+    return joined([named, verified], "; ") if named else verified
 
 
 @checklist_evidence("write_up")

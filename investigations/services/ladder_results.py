@@ -18,6 +18,7 @@ from investigations.choices import ENDED_LADDER_STATUSES, EventKind, LadderStatu
 from investigations.models import Job, Ladder, LadderSide, LadderStep
 from investigations.phrases import stored_phrase, with_phrases
 from investigations.selectors import ladder_points, ladder_sides
+from investigations.selectors.ladder_compare import ladder_comparison
 from investigations.selectors.ladders import LADDER_SIDE_JOB
 from investigations.services.checklist import checklist_refresh
 from investigations.services.timeline import timeline_event_log
@@ -256,4 +257,22 @@ def ladder_finish_if_done(*, ladder_id: int) -> None:
     if failures:
         summary = Phrase("%(summary)s; %(failures)s", summary=summary, failures=joined(failures))
     ladder_log(ladder=ladder, summary=summary, status=ladder.status)
+    if ladder.rerun_of_id is not None and ladder.status == LadderStatus.COMPLETED:
+        _log_fix_verdict(ladder)
     checklist_refresh(investigation=ladder.investigation)
+
+
+def _log_fix_verdict(rerun: Ladder) -> None:
+    """What the rerun says of the fix: the gap closed, narrowed, unchanged or wider."""
+    comparison, _points = ladder_comparison(before=rerun.rerun_of, after=rerun)
+    ladder_log(
+        ladder=rerun,
+        summary=Phrase(
+            gettext_noop("Fix verification: ladder #%(after)s against #%(before)s: %(reason)s"),
+            after=rerun.pk,
+            before=rerun.rerun_of_id,
+            reason=comparison.reason,
+        ),
+        rerun_of=rerun.rerun_of_id,
+        verdict=comparison.verdict,
+    )

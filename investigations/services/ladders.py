@@ -98,9 +98,13 @@ def ladder_request(
     stop_p99_ms: float | None = None,
     margin: float = 0.2,
     start_in: float = START_DELAY_SECONDS,
+    rerun_of: Ladder | None = None,
+    generators: dict | None = None,
 ) -> Ladder:
     """Create the ladder and one run per side, log it, and enqueue the two runs; the first
-    step starts `start_in` seconds from now (after its warm-up)."""
+    step starts `start_in` seconds from now (after its warm-up). `generators`: each side's
+    load generator (its EnvironmentMember, by side key), else the side's first one;
+    `rerun_of`: the ladder this one runs again (services/ladder_reruns.py)."""
     errors = _check_numbers(
         steps, step_seconds, warmup_seconds, stop_error_rate, stop_p99_ms, margin
     )
@@ -121,7 +125,7 @@ def ladder_request(
             "%(tool)s cannot hold a request rate: step requests/s with %(tools)s, or step "
             "connections."
         ) % {"tool": tool, "tools": get_text_list(RATE_TOOLS, _("or"))}
-    generators = {
+    generators = generators or {
         side: ladder_load_generator(investigation=investigation, side_key=side)
         for side in ("a", "b")
     }
@@ -150,6 +154,7 @@ def ladder_request(
         start_at=timezone.now() + timedelta(seconds=start_in),
         slot_seconds=slot,
         requested_by=user,
+        rerun_of=rerun_of,
     )
     for key in ("a", "b"):
         ladder_side_add(
@@ -162,24 +167,33 @@ def ladder_request(
             deadline_at=ladder.start_at
             + timedelta(seconds=len(steps) * slot + settings.LADDER_GRACE_SECONDS + 30),
         )
-    ladder_log(
-        ladder=ladder,
-        summary=Phrase(
-            gettext_noop(
-                "Ladder started: %(steps)s %(unit)s, %(seconds)s s a step with %(tool)s; A: "
-                "%(url_a)s from %(host_a)s, B: %(url_b)s from %(host_b)s"
-            ),
-            steps=", ".join(map(str, steps)),
-            unit=Phrase(load_unit(load_kind=load_kind)),
-            seconds=step_seconds,
-            tool=tool,
-            url_a=urls["a"],
-            host_a=generators["a"].host.name,
-            url_b=urls["b"],
-            host_b=generators["b"].host.name,
+    summary = Phrase(
+        gettext_noop(
+            "Ladder started: %(steps)s %(unit)s, %(seconds)s s a step with %(tool)s; A: "
+            "%(url_a)s from %(host_a)s, B: %(url_b)s from %(host_b)s"
         ),
-        user=user,
+        steps=", ".join(map(str, steps)),
+        unit=Phrase(load_unit(load_kind=load_kind)),
+        seconds=step_seconds,
+        tool=tool,
+        url_a=urls["a"],
+        host_a=generators["a"].host.name,
+        url_b=urls["b"],
+        host_b=generators["b"].host.name,
     )
+    if rerun_of is None:
+        ladder_log(ladder=ladder, summary=summary, user=user)
+    else:
+        ladder_log(
+            ladder=ladder,
+            summary=Phrase(
+                gettext_noop("Ladder #%(before)s run again to verify the fix: %(started)s"),
+                before=rerun_of.pk,
+                started=summary,
+            ),
+            user=user,
+            rerun_of=rerun_of.pk,
+        )
     limit = int(start_in + len(steps) * slot + settings.LADDER_GRACE_SECONDS)
     enqueue("perfcase.ladder_run", ladder.pk, soft_time_limit=limit, time_limit=limit + 30)
     return ladder

@@ -7,6 +7,7 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
+from investigations.analysis.ladder_compare import gap_text
 from investigations.choices import (
     ROLE_IN_TEXT,
     DeliveryStatus,
@@ -84,6 +85,12 @@ def role_in_text(role: str) -> str:
 def phrase(row, name: str) -> str:
     """A stored text in the reader's language: `{{ finding|phrase:"title" }}`."""
     return stored_text(row, name)
+
+
+@register.filter
+def gap(value) -> str:
+    """How far apart the sides are (a rerun's comparison): "35%", "∞", or "—" for none."""
+    return gap_text(value)
 
 
 @register.filter

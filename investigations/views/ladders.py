@@ -11,7 +11,8 @@ from django_htmx.http import HttpResponseStopPolling
 
 from investigations.access import investigation_for_user, ladder_for_user
 from investigations.analysis.ladder import figures, find_knee
-from investigations.choices import ENDED_LADDER_STATUSES, Role
+from investigations.analysis.ladder_compare import compare_figures
+from investigations.choices import ENDED_LADDER_STATUSES, LadderStatus, Role
 from investigations.forms import ImportForm, LadderForm
 from investigations.import_reports import read_summary
 from investigations.models import Ladder
@@ -26,8 +27,10 @@ from investigations.selectors import (
     ladders_for,
 )
 from investigations.selectors.captures import ladder_captures
+from investigations.selectors.ladder_compare import ladder_comparison
 from investigations.selectors.profiles import ladder_profiles
 from investigations.services.ladder_imports import ladder_import, ladder_uploads_read
+from investigations.services.ladder_reruns import ladder_rerun
 from investigations.services.ladder_results import ladder_analysis
 from investigations.services.ladders import ladder_cancel, ladder_request
 from investigations.views.forms import on_case, submit
@@ -162,6 +165,33 @@ def _detail_context(ladder: Ladder) -> dict:
         "captures": ladder_captures(ladder=ladder),
         "version": version,
         "finished_steps": min((len(s.steps.all()) for s in sides), default=0),
+        "can_rerun": ladder.status in ENDED_LADDER_STATUSES
+        and ladder.status != LadderStatus.IMPORTED
+        and all(side.url and not side.source for side in sides),
+        "reruns": list(ladder.reruns.values_list("pk", flat=True)),
+        **_comparison_context(ladder, sides),
+    }
+
+
+def _comparison_context(ladder: Ladder, sides) -> dict:
+    """A rerun's comparison with the ladder it ran again: the verdict, the table and the
+    charts of both runs per side."""
+    if ladder.rerun_of_id is None:
+        return {}
+    comparison, points = ladder_comparison(before=ladder.rerun_of, after=ladder, sides=sides)
+    labels = {side.side.key: side.side.label for side in sides}
+    return {
+        "comparison": comparison,
+        "comparison_before": ladder.rerun_of_id,
+        "comparison_after": ladder.pk,
+        "compare_charts": compare_figures(
+            points["before"],
+            points["after"],
+            labels,
+            {"before": f"#{ladder.rerun_of_id}", "after": f"#{ladder.pk}"},
+            comparison.load,
+            _("load (%(kind)s)") % {"kind": ladder.get_load_kind_display()},
+        ),
     }
 
 
@@ -181,6 +211,25 @@ def ladder_detail(request: HttpRequest, pk: int) -> HttpResponse:
         response = render(request, "investigations/ladder_detail.html", _detail_context(ladder))
     patch_vary_headers(response, ["HX-Request"])
     return response
+
+
+@require_POST
+@login_required
+def ladder_rerun_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Run the ladder again with the same settings: the new ladder's page, or this one's
+    with why not."""
+    ladder = ladder_for_user(request.user, pk, Role.RESPONDER)
+    try:
+        rerun = ladder_rerun(ladder=ladder, user=request.user)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+        return redirect("ladder_detail", pk=ladder.pk)
+    messages.success(
+        request,
+        _("Ladder #%(ladder)s runs ladder #%(before)s again with the same settings.")
+        % {"ladder": rerun.pk, "before": ladder.pk},
+    )
+    return redirect("ladder_detail", pk=rerun.pk)
 
 
 @require_POST

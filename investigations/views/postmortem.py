@@ -16,6 +16,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from investigations import limits
 from investigations.access import investigation_for_user
 from investigations.analysis.ladder import figures, find_knee
+from investigations.analysis.ladder_compare import compare_figures
 from investigations.analysis.postmortem_markdown import postmortem_filename
 from investigations.analysis.postmortem_markdown import postmortem_markdown as as_markdown
 from investigations.choices import Role
@@ -113,6 +114,7 @@ def _page_context(request: HttpRequest, investigation, **failed) -> dict:
         "sections": {name: _section(name, report, failed.get("text")) for name in SECTIONS},
         "events": _events_context(investigation, report, failed.get("text")),
         **_actions_context(investigation, failed.get("action")),
+        **_rerun_context(report),
     }
 
 
@@ -248,6 +250,27 @@ def postmortem_action_delete(request: HttpRequest, pk: int, action_id: int) -> H
     return _actions_answer(request, investigation)
 
 
+def _rerun_context(report) -> dict:
+    """The newest rerun against the ladder it ran again: the verdict, table and charts, as
+    the rerun's page shows them (_ladder_compare.html)."""
+    check = report.rerun
+    if check is None:
+        return {}
+    return {
+        "comparison": check.comparison,
+        "comparison_before": check.before.pk,
+        "comparison_after": check.after.pk,
+        "compare_charts": compare_figures(
+            check.points["before"],
+            check.points["after"],
+            check.labels,
+            {"before": f"#{check.before.pk}", "after": f"#{check.after.pk}"},
+            check.comparison.load,
+            _("load (%(kind)s)") % {"kind": check.after.get_load_kind_display()},
+        ),
+    }
+
+
 def _ladder_charts(investigation) -> list[dict]:
     """Each ladder's charts (throughput, latency, CPU against load), oldest ladder first, as
     the ladder's page draws them; a chart without a single value is left out."""
@@ -276,11 +299,13 @@ def _ladder_charts(investigation) -> list[dict]:
 def postmortem_print(request: HttpRequest, pk: int) -> HttpResponse:
     """The write-up alone, laid out for paper: the browser's Print makes the PDF."""
     investigation = investigation_for_user(request.user, pk)
+    report = postmortem_of(investigation)
     context = {
         "investigation": investigation,
-        "report": postmortem_of(investigation),
+        "report": report,
         "sections": SECTIONS,
         "ladder_charts": _ladder_charts(investigation),
+        **_rerun_context(report),
     }
     return render(request, "investigations/postmortem_print.html", context)
 

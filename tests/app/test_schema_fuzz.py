@@ -96,6 +96,9 @@ REFUSALS = {
         Refusal(None, "step", "Ladder #"),
         Refusal(None, "step", "choose a later step"),
         Refusal(None, "team", "You lead several teams"),
+        # A ladder run again: one run here, from load generators still placed on its sides.
+        Refusal("POST /api/ladders/{ladder_id}/rerun", "ladder", "imported from elsewhere"),
+        Refusal("POST /api/ladders/{ladder_id}/rerun", "load_generator", "no longer a load"),
         # A note edited into an action (or back): the entry's kind is stored.
         Refusal(f"PATCH {INVESTIGATION}/timeline/{{event_id}}", "action", ""),
     ],
@@ -113,6 +116,8 @@ REFUSALS = {
         Refusal(f"POST {INVESTIGATION}/ladders", "steps", "A ladder steps up"),
         Refusal(f"POST {INVESTIGATION}/ladders", "steps", "would run longer than"),
         Refusal(f"POST {INVESTIGATION}/path/text", "text", "Column "),
+        # Two ladders compared: `with` is not the path's own id.
+        Refusal("GET /api/ladders/{ladder_id}/compare", "with", "with another ladder"),
         # A capture filter's characters are stated; whether tcpdump compiles it is tcpdump's.
         Refusal(None, "filter", "tcpdump cannot compile this filter"),
         Refusal(None, "filter_a", "tcpdump cannot compile this filter"),

@@ -43,6 +43,7 @@ LADDER_KEYS = {
     "created_at",
     "finished_at",
     "read",  # after an import: what each file held
+    "rerun_of",  # the ladder it runs again, to verify a fix
 }
 SIDE_KEYS = {
     "side",

@@ -20,7 +20,8 @@ from investigations.services.findings import PairVerdicts, findings_record
 from tests.conftest import ApiClient, loaded_page
 from tests.investigations.test_knowledge_owners import operator, team_entry
 
-pytestmark = pytest.mark.django_db
+# Ranked against the shipped entries, put back after a transactional test emptied them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shipped_knowledge")]
 
 
 def raise_findings(investigation, *verdicts: tuple[str, str]) -> None:

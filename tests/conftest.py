@@ -223,7 +223,21 @@ def pytest_collection_modifyitems(config, items):
             items,
             processes,
             runs=lambda item: not (skip_serial and item.get_closest_marker("serial")),
+            kind=_django_order,
         )
+
+
+def _django_order(item) -> int:
+    """Where pytest-django's own ordering puts a test: 0 in a rolled-back transaction, 1
+    transactional (its end empties every table), 2 without a database."""
+    from pytest_django.plugin import validate_django_db
+
+    marker = item.get_closest_marker("django_db")
+    transactional = bool(marker) and any(validate_django_db(marker)[:2])
+    fixtures = getattr(item, "fixturenames", [])
+    if transactional or "transactional_db" in fixtures or "live_server" in fixtures:
+        return 1
+    return 0 if marker or "db" in fixtures else 2
 
 
 def _database_url(settings_dict: dict) -> str:

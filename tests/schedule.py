@@ -10,6 +10,11 @@ out first, each to the process whose share is the lightest so far (the longest f
 the rest of the suite, in its own order, fills every share up to its N-th. What is stolen is
 the ends of the shares: short tests.
 
+Each share keeps pytest-django's order of kinds of test (those in a rolled-back transaction,
+then the transactional ones, which empty the tables when they end, then those without a
+database), so that no test meets a database a transactional test emptied before it; the
+long files come first within their kind.
+
 The weights are seconds one file took in a run on this 2-core machine; they only order the
 deal, so they need not be exact. A new file that takes a minute or more belongs here.
 """
@@ -41,9 +46,10 @@ def shares(count: int, processes: int) -> list[int]:
     return sizes
 
 
-def deal(items: list, processes: int, runs=lambda item: True) -> list:
+def deal(items: list, processes: int, runs=lambda item: True, kind=lambda item: 0) -> list:
     """`items` reordered as above; `runs(item)` says whether the run keeps an item (the
-    serial tests are deselected after this and take no place in a share)."""
+    serial tests are deselected after this and take no place in a share), `kind(item)`
+    where pytest-django orders it."""
     files: dict[str, list] = {}
     for item in items:
         files.setdefault(item.nodeid.split("::")[0], []).append(item)
@@ -60,4 +66,4 @@ def deal(items: list, processes: int, runs=lambda item: True) -> list:
             hand.append(item)
             needed -= runs(item)
     hands[-1].extend(rest)
-    return [item for hand in hands for item in hand]
+    return [item for hand in hands for item in sorted(hand, key=kind)]

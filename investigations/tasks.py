@@ -161,3 +161,23 @@ def host_key_scan_task(host_id: int) -> None:
         from investigations.selectors.inventory import SCAN_OVERDUE
 
         host_key_scan_failed(host_id=host_id, error=SCAN_OVERDUE)
+
+
+# One look at a diagnosis: connecting to the service hosts to find their process (at the
+# knee) is the longest thing it does.
+DIAGNOSIS_LIMITS = {"soft_time_limit": 120, "time_limit": 150}
+
+
+@shared_task(
+    name="perfcase.diagnosis_advance",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=0,
+    **DIAGNOSIS_LIMITS,
+)
+def diagnosis_advance(diagnosis_id: int, tick: int) -> None:
+    """A diagnosis moved on: its running stage ended if what it started has, the next one
+    started, the next look queued. Run twice (the same tick), the second does nothing."""
+    from investigations.services.diagnosis_stages import diagnosis_advance as advance
+
+    advance(diagnosis_id=diagnosis_id, tick=tick)

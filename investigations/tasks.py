@@ -71,6 +71,22 @@ def collect_target(self, target_id: int) -> None:
         run_collection(collection_id=target.collection_id, target_ids=[target_id])
 
 
+@shared_task(
+    name="perfcase.collections_run",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=0,
+    **COLLECT_LIMITS,
+)
+def collections_run(self, collection_ids: list[int]) -> None:
+    """Several collections at once, by one task (each as collection_run runs it): the
+    profile and the capture a diagnosis takes at the knee, on the hosts at one moment."""
+    from investigations.runs.at_once import run_collections_at_once
+
+    run_collections_at_once(collection_ids=collection_ids)
+
+
 SWEEP_LIMITS = {"soft_time_limit": 60, "time_limit": 90}
 
 

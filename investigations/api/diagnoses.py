@@ -32,6 +32,7 @@ class DiagnosisLoadIn(Schema):
     tool: LoadTool | None = None
     steps: list[Load] | None = None
     step_seconds: int | None = Field(None, json_schema_extra={"minimum": 1, "maximum": 600})
+    warmup_seconds: int | None = Field(None, json_schema_extra={"minimum": 0, "maximum": 300})
 
 
 class DiagnosisIn(Schema):

@@ -1,6 +1,5 @@
 from django.conf import settings
 from django.db import models
-
 from django.utils.translation import gettext_lazy as _
 
 from investigations.choices import ColouredChoices
@@ -35,12 +34,12 @@ class DiagnosisStage(models.TextChoices):
 
 
 class StageStatus(ColouredChoices):
-    PENDING = "pending", _("Pending")
-    RUNNING = "running", _("Running")
-    SUCCEEDED = "succeeded", _("Succeeded")
-    FAILED = "failed", _("Failed")
-    SKIPPED = "skipped", _("Skipped")
-    CANCELLED = "cancelled", _("Cancelled")
+    PENDING = "pending", _("pending")
+    RUNNING = "running", _("running")
+    SUCCEEDED = "succeeded", _("succeeded")
+    FAILED = "failed", _("failed")
+    SKIPPED = "skipped", _("skipped")
+    CANCELLED = "cancelled", _("cancelled")
 
     @classmethod
     def _colours(cls):

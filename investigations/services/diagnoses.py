@@ -88,6 +88,9 @@ def _load(load: dict | None, investigation) -> tuple[dict | None, str, dict]:
     step_seconds = settings["step_seconds"]
     if not isinstance(step_seconds, int) or not 1 <= step_seconds <= 600:
         errors["step_seconds"] = _("A step lasts 1 to 600 seconds.")
+    warmup = settings["warmup_seconds"]
+    if not isinstance(warmup, int) or not 0 <= warmup <= 300:
+        errors["warmup_seconds"] = _("The warm-up lasts 0 to 300 seconds.")
     if settings["tool"] not in LoadTool.values:
         errors["tool"] = _("Choose one of: %(choices)s.") % {"choices": ", ".join(LoadTool.values)}
     source = "request" if given else "last_ladder"

@@ -9,12 +9,13 @@ from django.utils.translation import gettext_noop
 
 from collectors.listeners import capture_filter
 from collectors.phrase import Phrase
+from investigations import jobs
 from investigations.choices import HostRole, LadderStatus
 from investigations.models import EnvironmentMember, Ladder
 from investigations.models.diagnoses import DiagnosisStage
 from investigations.runs.service_process import find_service_process, url_port
 from investigations.selectors.diagnoses import highest_held_load, last_ladder
-from investigations.services.collections import collection_request
+from investigations.services.collections import collection_request, collection_time_limit
 from investigations.services.ladders import HOLD_START_SECONDS, ladder_knee_load, ladder_request
 
 
@@ -133,7 +134,8 @@ def start_at_knee(diagnosis, stage):
                     kind=kind,
                     host_ids=[member.host_id],
                     parameters=parameters,
-                ).pk
+                    queue_run=False,
+                )
             )
         stage["processes"].append(
             {
@@ -145,4 +147,13 @@ def start_at_knee(diagnosis, stage):
                 "dependencies": [f"{host}:{port}" for host, port in process.dependencies],
             }
         )
-    stage["collections"] = collections
+    stage["collections"] = [collection.pk for collection in collections]
+    # One task runs them all at once: a worker slot each would leave some waiting for the
+    # others, past the held step.
+    limit = max(collection_time_limit(collection=c, targets=1) for c in collections)
+    jobs.enqueue(
+        "perfcase.collections_run",
+        stage["collections"],
+        soft_time_limit=limit,
+        time_limit=limit + 30,
+    )

@@ -34,7 +34,7 @@ class DiagnosisStage(models.TextChoices):
 
 
 class StageStatus(ColouredChoices):
-    PENDING = "pending", _("pending")
+    PENDING = "pending", _("waiting")
     RUNNING = "running", _("running")
     SUCCEEDED = "succeeded", _("succeeded")
     FAILED = "failed", _("failed")

@@ -342,7 +342,7 @@ def diagnosis_advance(*, diagnosis_id: int, tick: int) -> None:
             job.pk,
             attempt=attempt,
             percent=percent,
-            step=Phrase(gettext_noop("%(stage)s"), stage=stage_label(running[0]["name"])),
+            step=stage_label(running[0]["name"]),
         )
         jobs.keep_alive(
             job.pk,

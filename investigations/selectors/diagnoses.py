@@ -4,9 +4,15 @@ time each has left, and the settings a new run starts from."""
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from investigations.choices import NEVER_RAN, OVERDUE_MESSAGE, LadderStatus
+from investigations.choices import (
+    NEVER_RAN,
+    OVERDUE_MESSAGE,
+    LadderStatus,
+    PathNodeKind,
+    Protocol,
+)
 from investigations.jobs import JobKind, read_job, register
-from investigations.models import Diagnosis, Investigation, Ladder
+from investigations.models import Diagnosis, Investigation, Ladder, PathEdge
 from investigations.models.diagnoses import ENDED_STAGE_STATUSES, DiagnosisStatus, StageStatus
 from investigations.phrases import stored_text
 
@@ -121,3 +127,28 @@ def highest_held_load(*, ladder: Ladder) -> float | None:
         }
     common = set(held.get("a", {})) & set(held.get("b", {}))
     return held["a"][max(common)] if common else None
+
+
+def path_urls(*, investigation: Investigation) -> dict[str, str]:
+    """The URL on each side where the traffic path says the load goes in: the first edge out
+    of a load generator node, to its target's host on that side, on the edge's port
+    (https when it has TLS). {} where the path does not say."""
+    edge = (
+        PathEdge.objects.filter(
+            investigation=investigation, source__kind=PathNodeKind.LOAD_GENERATOR
+        )
+        .select_related("target")
+        .order_by("id")
+        .first()
+    )
+    if edge is None:
+        return {}
+    scheme = "https" if edge.tls or edge.protocol == Protocol.HTTPS else "http"
+    port = f":{edge.port}" if edge.port else ""
+    urls = {}
+    for key, hosts in (("a", edge.target.hosts_a), ("b", edge.target.hosts_b)):
+        host = hosts.order_by("name").first()
+        if host is not None:
+            address = f"[{host.address}]" if ":" in host.address else host.address
+            urls[key] = f"{scheme}://{address}{port}/"
+    return urls

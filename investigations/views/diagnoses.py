@@ -22,6 +22,7 @@ from investigations.selectors.diagnoses import (
     diagnosis_progress,
     diagnosis_read,
     last_ladder_settings,
+    path_urls,
     stage_out,
 )
 from investigations.services.diagnoses import diagnosis_cancel, diagnosis_request
@@ -33,7 +34,8 @@ ACTIVE = (DiagnosisStatus.QUEUED, DiagnosisStatus.RUNNING)
 
 
 def diagnosis_initial(investigation) -> dict:
-    """The form's first values: the last ladder's load, else its URLs."""
+    """The form's first values: the last ladder's load, else the URLs of the last ladder that
+    had any, else those the traffic path shows."""
     settings = last_ladder_settings(investigation=investigation)
     if settings is not None:
         return {
@@ -43,7 +45,9 @@ def diagnosis_initial(investigation) -> dict:
             "step_seconds": settings["step_seconds"],
             "tool": settings["tool"],
         }
-    urls = ladder_previous_urls(investigation=investigation)
+    urls = ladder_previous_urls(investigation=investigation) or path_urls(
+        investigation=investigation
+    )
     return {"side_a_url": urls.get("a", ""), "side_b_url": urls.get("b", "")}
 
 

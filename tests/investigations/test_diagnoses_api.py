@@ -2,9 +2,13 @@
 and the advance that starts each stage (no worker here: the advance is called as the task
 would call it)."""
 
-import pytest
+from datetime import timedelta
 
-from investigations.models import Collection, Diagnosis, Ladder, TimelineEvent
+import pytest
+from django.utils import timezone
+
+from investigations.jobs.sweeper import sweep
+from investigations.models import Collection, Diagnosis, Job, Ladder, TimelineEvent
 from investigations.services.diagnosis_stages import diagnosis_advance
 from investigations.services.ladders import ladder_request
 from tests.conftest import ApiClient
@@ -139,3 +143,27 @@ def test_cancel_stops_what_it_started_and_ends_the_run(personas, ladder_hosts):
     # Its next advance finds it ended and starts nothing.
     diagnosis_advance(diagnosis_id=diagnosis.pk, tick=1)
     assert Ladder.objects.count() == 1
+
+
+def test_a_run_whose_worker_was_lost_is_failed_by_the_sweep_and_stops_what_it_started(
+    personas, ladder_hosts
+):
+    load = {"side_a_url": URL_A, "side_b_url": URL_B, "steps": [2, 4], "step_seconds": 5}
+    created = start(personas, {"load": load, "stages": ["ladder", "at_knee"]})
+    diagnosis = Diagnosis.objects.get(pk=created.body["id"])
+    diagnosis_advance(diagnosis_id=diagnosis.pk, tick=0)
+    Job.objects.filter(pk=diagnosis.job_id).update(
+        deadline_at=timezone.now() - timedelta(seconds=1)
+    )
+    api = ApiClient(personas.member)
+    # A read shows it failed before the sweep writes it.
+    assert api.get(f"/api/diagnoses/{diagnosis.pk}").body["status"] == "failed"
+
+    sweep()
+
+    body = api.get(f"/api/diagnoses/{diagnosis.pk}").body
+    assert body["status"] == "failed"
+    by_name = {s["name"]: s for s in body["stages"]}
+    assert by_name["ladder"]["status"] == by_name["at_knee"]["status"] == "failed"
+    assert by_name["ladder"]["reason"] == "The run stopped: its worker was lost."
+    assert Ladder.objects.get(pk=by_name["ladder"]["ladder"]).cancel_requested_at is not None

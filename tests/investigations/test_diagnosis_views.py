@@ -127,3 +127,24 @@ def test_the_panel_reads_in_chinese(personas, ladder_hosts):
         page = loaded_page(client, case_url(personas), HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert "诊断" in page
     assert "Diagnose" not in page and "Not asked for" not in page
+
+
+def test_without_a_ladder_the_form_takes_its_urls_from_the_path(personas, ladder_hosts):
+    from investigations.services.path import path_edge_create, path_node_create
+
+    user, case = personas.member, personas.investigation
+    client = path_node_create(investigation=case, user=user, kind="load_generator", label="wrk")
+    service = path_node_create(
+        investigation=case,
+        user=user,
+        kind="service",
+        label="checkout",
+        hosts_a=[ladder_hosts[("a", "service")]],
+        hosts_b=[ladder_hosts[("b", "service")]],
+    )
+    path_edge_create(
+        investigation=case, user=user, source=client, target=service, protocol="https", port=8443
+    )
+    page = loaded_page(personas.client(personas.member), case_url(personas))
+    assert 'name="diagnosis-side_a_url" value="https://10.0.1.10:8443/"' in page
+    assert 'name="diagnosis-side_b_url" value="https://10.0.2.10:8443/"' in page

@@ -8,6 +8,7 @@ moves the tick on, so a redelivered or duplicated task (an older tick) does noth
 the job's deadline moves on with each advance, so a chain that dies is failed by the sweep.
 """
 
+import logging
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
@@ -47,6 +48,8 @@ from investigations.services.ladders import (
     ladder_request,
 )
 from investigations.services.timeline import label_phrase, timeline_event_log
+
+logger = logging.getLogger(__name__)
 
 POLL_SECONDS = 2
 # Beyond its running stage's own time: how long a run may go without an advance before the
@@ -148,6 +151,13 @@ def _start(diagnosis: Diagnosis, stage: dict) -> None:
         stage_set(stage, StageStatus.SKIPPED, _refused(error))
     except CollectorError as error:
         stage_set(stage, StageStatus.FAILED, error.phrase)
+    except Exception as error:  # the run goes on: this stage says what went wrong
+        logger.exception("diagnosis %s: stage %s could not start", diagnosis.pk, stage["name"])
+        stage_set(
+            stage,
+            StageStatus.FAILED,
+            Phrase(gettext_noop("Could not start: %(error)s"), error=str(error)[:500]),
+        )
     else:
         stage_set(stage, StageStatus.RUNNING)
         return

@@ -106,6 +106,8 @@ def diagnosis_out(diagnosis: Diagnosis) -> dict:
         "created_at": diagnosis.created_at,
         "started_at": diagnosis.started_at,
         "finished_at": diagnosis.finished_at,
+        # The run's `hypotheses` (issue 23 item 2) join here once ranked:
+        # selectors.hypotheses.case_hypotheses(investigation=diagnosis.investigation).
     }
 
 

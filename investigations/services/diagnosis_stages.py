@@ -32,7 +32,7 @@ from investigations.models.diagnoses import (
     DiagnosisStatus,
     StageStatus,
 )
-from investigations.phrases import with_phrases
+from investigations.phrases import stored_text, with_phrases
 from investigations.runs.service_process import (
     ProcessNotFound,
 )
@@ -191,12 +191,20 @@ def _outcome(stage: dict) -> tuple[bool, str, "Phrase | str"]:
         if t.status in (TargetStatus.FAILED, TargetStatus.CANCELLED)
     ]
     cancelled = any(t.status == TargetStatus.CANCELLED for t in targets)
+    notes = []
     if ladder is not None and ladder.status != LadderStatus.COMPLETED:
         cancelled = cancelled or ladder.status == LadderStatus.CANCELLED
         errors = [s.error for s in ladder.sides.select_related("job") if s.error]
         problems.append(f"ladder #{ladder.pk}: {'; '.join(errors) or ladder.get_status_display()}")
+    elif ladder is not None:
+        # A side that broke at its first step held no load at all (the URL refused, say).
+        for side in ladder.sides.select_related("side", "job").order_by("side__key"):
+            if side.breaking_step is None:
+                continue
+            said = f"{side.side.key.upper()}: {stored_text(side, 'breaking_reason')}"
+            (problems if side.breaking_step == 0 else notes).append(said)
     if not problems:
-        return True, StageStatus.SUCCEEDED, ""
+        return True, StageStatus.SUCCEEDED, "; ".join(notes)
     status = StageStatus.CANCELLED if cancelled else StageStatus.FAILED
     return True, status, "; ".join(problems)
 

@@ -237,3 +237,37 @@ def test_cancel_at_the_knee_stops_the_load_perf_and_tcpdump_on_every_host(
     assert wait_for(
         lambda: none_left("wrk") and none_left("perf") and none_left("tcpdump"), timeout=15
     )
+
+
+def test_a_url_that_refuses_fails_the_ladder_saying_so_and_the_knee_does_not_run(
+    personas, celery_worker, served
+):
+    _placed, urls = served
+    refused = f"http://127.0.0.1:{_free_port()}/"
+    api = ApiClient(personas.member)
+    body = start(
+        api,
+        personas,
+        {
+            "stages": ["ladder", "at_knee"],
+            "load": {
+                "side_a_url": urls["a"],
+                "side_b_url": refused,
+                "steps": [1, 2],
+                "step_seconds": 1,
+                "warmup_seconds": 0,
+            },
+            "seconds": 2,
+        },
+    )
+    body = ended(api, body["id"])
+
+    stages = stages_of(body)
+    assert stages["ladder"]["status"] == "failed", stages["ladder"]
+    assert "connection refused" in stages["ladder"]["reason"], stages["ladder"]
+    assert refused in stages["ladder"]["reason"], stages["ladder"]
+    # Nothing serves B's URL on its service host: the knee says so rather than profile air.
+    assert stages["at_knee"]["status"] == "skipped", stages["at_knee"]
+    assert stages["at_knee"]["reason"], stages["at_knee"]
+    assert not stages["at_knee"]["collections"]
+    assert none_left("wrk")

@@ -33,6 +33,7 @@ def test_every_kind_of_job_is_known_to_the_sweep_by_itself():
     assert set(job_kinds()) == {
         "capture_analysis",
         "collection_target",
+        "diagnosis",
         "host_key_scan",
         "ladder_side",
         "webhook_delivery",
@@ -44,6 +45,8 @@ def test_every_task_a_service_queues_by_name_is_registered():
     for name in (
         "perfcase.capture_analyse",
         "perfcase.collection_run",
+        "perfcase.collections_run",
+        "perfcase.diagnosis_advance",
         "perfcase.host_key_scan",
         "perfcase.ladder_run",
         "perfcase.webhook_deliver",
@@ -81,6 +84,7 @@ def test_one_sweep_fails_overdue_work_of_every_kind(
     assert failed == {
         "capture_analysis": 1,
         "collection_target": 1,
+        "diagnosis": 0,
         "host_key_scan": 1,
         "ladder_side": 2,
         "webhook_delivery": 0,

@@ -5,6 +5,7 @@ from datetime import datetime
 from ninja import Field, Router, Schema, Status
 
 from investigations.access import diagnosis_for_user, investigation_for_user
+from investigations.api.hypotheses import HypothesisOut, hypothesis_item
 from investigations.api.ladders import Load, Url
 from investigations.api.schemas import ErrorOut, Id, one_of
 from investigations.choices import LoadTool, Role
@@ -12,6 +13,7 @@ from investigations.models import Diagnosis
 from investigations.models.diagnoses import DiagnosisStage, DiagnosisStatus, StageStatus
 from investigations.phrases import stored_text
 from investigations.selectors.diagnoses import diagnosis_progress, diagnosis_read, stage_out
+from investigations.selectors.hypotheses import case_hypotheses
 from investigations.services.diagnoses import (
     DEFAULT_BUDGET_SECONDS,
     DEFAULT_SECONDS,
@@ -89,6 +91,10 @@ class DiagnosisOut(Schema):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    hypotheses: list[HypothesisOut] | None = Field(
+        description="once the run has completed: the case's likely causes ranked from all its "
+        "evidence, as GET /api/investigations/{id}/hypotheses gives them; null before"
+    )
 
 
 def diagnosis_out(diagnosis: Diagnosis) -> dict:
@@ -106,12 +112,22 @@ def diagnosis_out(diagnosis: Diagnosis) -> dict:
         "created_at": diagnosis.created_at,
         "started_at": diagnosis.started_at,
         "finished_at": diagnosis.finished_at,
-        # The run's `hypotheses` (issue 23 item 2) join here once ranked:
-        # selectors.hypotheses.case_hypotheses(investigation=diagnosis.investigation).
+        "hypotheses": (
+            [
+                hypothesis_item(h)
+                for h in case_hypotheses(investigation=diagnosis.investigation)["hypotheses"]
+            ]
+            if diagnosis.status == DiagnosisStatus.COMPLETED
+            else None
+        ),
     }
 
 
-@router.post("/investigations/{investigation_id}/diagnoses", response={202: DiagnosisOut, **ERRORS})
+@router.post(
+    "/investigations/{investigation_id}/diagnoses",
+    response={202: DiagnosisOut, **ERRORS},
+    by_alias=True,
+)
 def diagnoses_create(request, investigation_id: Id, payload: DiagnosisIn):
     """Start a diagnosis: facts and the baseline pack on every pair, the ladder, then at its
     knee sampling, a CPU profile and a packet capture on both sides together."""
@@ -127,13 +143,15 @@ def diagnoses_create(request, investigation_id: Id, payload: DiagnosisIn):
     return Status(202, diagnosis_out(diagnosis))
 
 
-@router.get("/diagnoses/{diagnosis_id}", response={200: DiagnosisOut, **ERRORS})
+@router.get("/diagnoses/{diagnosis_id}", response={200: DiagnosisOut, **ERRORS}, by_alias=True)
 def diagnoses_get(request, diagnosis_id: Id):
     """The run's status, each stage with what it started, progress and time left."""
     return diagnosis_out(diagnosis_for_user(request.user, diagnosis_id))
 
 
-@router.post("/diagnoses/{diagnosis_id}/cancel", response={200: DiagnosisOut, **ERRORS})
+@router.post(
+    "/diagnoses/{diagnosis_id}/cancel", response={200: DiagnosisOut, **ERRORS}, by_alias=True
+)
 def diagnoses_cancel(request, diagnosis_id: Id):
     """Stop the run and everything it started: its collections and ladders end cancelled,
     their tools stopped on the hosts."""

@@ -11,7 +11,8 @@ from investigations.jobs.sweeper import sweep
 from investigations.models import Collection, Diagnosis, Job, Ladder, TimelineEvent
 from investigations.services.diagnosis_stages import diagnosis_advance
 from investigations.services.ladders import ladder_request
-from tests.conftest import ApiClient
+from tests.conftest import ApiClient, jobs_of
+from tests.investigations.test_hypotheses import raise_findings
 
 pytestmark = pytest.mark.django_db
 
@@ -167,3 +168,24 @@ def test_a_run_whose_worker_was_lost_is_failed_by_the_sweep_and_stops_what_it_st
     assert by_name["ladder"]["status"] == by_name["at_knee"]["status"] == "failed"
     assert by_name["ladder"]["reason"] == "The run stopped: its worker was lost."
     assert Ladder.objects.get(pk=by_name["ladder"]["ladder"]).cancel_requested_at is not None
+
+
+@pytest.mark.usefixtures("shipped_knowledge")
+def test_a_completed_run_gives_the_cases_ranked_causes_and_a_running_one_none(
+    personas, ladder_hosts
+):
+    created = start(personas, {"stages": ["facts"]})
+    assert created.body["hypotheses"] is None
+    raise_findings(personas.investigation, ("cpu_governor", ""))
+    jobs_of(Diagnosis.objects.filter(pk=created.body["id"])).update(status="completed")
+
+    body = ApiClient(personas.viewer).get(f"/api/diagnoses/{created.body['id']}").body
+
+    assert body["status"] == "completed"
+    top = body["hypotheses"][0]
+    assert top["rank"] == 1 and top["root_cause"]["slug"] == "cpu-governor-powersave"
+    assert top["for"] and top["for"][0]["kind"] == "finding"
+    listed = ApiClient(personas.viewer).get(
+        f"/api/investigations/{personas.investigation.pk}/hypotheses"
+    )
+    assert body["hypotheses"] == listed.body["items"]

@@ -20,6 +20,7 @@ deal, so they need not be exact. A new file that takes a minute or more belongs 
 """
 
 LONG = {
+    "tests/investigations/test_diagnoses_end_to_end.py": 150,
     "tests/investigations/test_worker_killed.py": 110,
     "tests/app/test_wheel.py": 90,
     "tests/investigations/test_import_kinds.py": 60,

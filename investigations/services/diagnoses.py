@@ -28,6 +28,7 @@ from investigations.services.diagnosis_stages import (
     NO_LOAD,
     diagnosis_log,
     diagnosis_stop,
+    stage_cut,
     stage_label,
     stage_set,
 )
@@ -197,18 +198,7 @@ def diagnosis_request(
             stage["estimate_seconds"] = 0
             stage_set(stage, StageStatus.SKIPPED, NO_LOAD)
         elif spent + stage["estimate_seconds"] > budget_seconds:
-            stage["cut"] = True
-            stage_set(
-                stage,
-                StageStatus.SKIPPED,
-                Phrase(
-                    gettext_noop(
-                        "Cut: it needs about %(seconds)s s and %(left)s s of the budget were left."
-                    ),
-                    seconds=stage["estimate_seconds"],
-                    left=max(0, budget_seconds - spent),
-                ),
-            )
+            stage_cut(stage, budget_seconds - spent)
             stage["estimate_seconds"] = 0
         else:
             spent += stage["estimate_seconds"]

@@ -265,7 +265,8 @@ def diagnosis_stop(diagnosis: Diagnosis, *, user, status: str, reason) -> None:
 # --- the advance -------------------------------------------------------------------------
 
 
-def _cut(diagnosis, stage, left: int) -> None:
+def stage_cut(stage: dict, left: int) -> None:
+    """The stage skipped: it needs more than the `left` seconds of the budget."""
     stage["cut"] = True
     stage_set(
         stage,
@@ -278,6 +279,10 @@ def _cut(diagnosis, stage, left: int) -> None:
             left=max(0, left),
         ),
     )
+
+
+def _cut(diagnosis, stage, left: int) -> None:
+    stage_cut(stage, left)
     diagnosis_log(diagnosis, _ended_phrase(diagnosis, stage), stage=stage["name"], cut=True)
 
 

@@ -4,6 +4,7 @@ from datetime import datetime
 
 from ninja import Field, Router, Schema, Status
 
+from collectors.profile import MAX_SECONDS as MAX_PROFILE_SECONDS
 from investigations.access import diagnosis_for_user, investigation_for_user
 from investigations.api.hypotheses import HypothesisOut, hypothesis_item
 from investigations.api.ladders import Load, Url
@@ -17,11 +18,16 @@ from investigations.selectors.hypotheses import case_hypotheses
 from investigations.services.diagnoses import (
     DEFAULT_BUDGET_SECONDS,
     DEFAULT_SECONDS,
+    MAX_BUDGET_SECONDS,
+    MAX_STEPS,
+    MIN_BUDGET_SECONDS,
     diagnosis_cancel,
     diagnosis_request,
 )
 
 router = Router(tags=["diagnoses"])
+# A command name as collectors.profile.validate_process takes it, or empty: found on the host.
+PROCESS_PATTERN = "^(|[A-Za-z0-9_][A-Za-z0-9_.:@+-]{0,14})$"
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 422: ErrorOut}
 
 
@@ -32,9 +38,22 @@ class DiagnosisLoadIn(Schema):
     side_a_url: Url | None = None
     side_b_url: Url | None = None
     tool: LoadTool | None = None
-    steps: list[Load] | None = None
+    steps: list[Load] | None = Field(None, json_schema_extra={"maxItems": MAX_STEPS})
     step_seconds: int | None = Field(None, json_schema_extra={"minimum": 1, "maximum": 600})
     warmup_seconds: int | None = Field(None, json_schema_extra={"minimum": 0, "maximum": 300})
+
+
+def _baseline_schema(schema: dict) -> None:
+    # The baseline collection's own parameters, from its form (kinds/schema.py), made when
+    # the schema is (the kinds are registered by then).
+    from investigations.kinds.schema import form_schema
+    from investigations.runs import plan_for
+
+    words = {key: schema[key] for key in ("description", "default") if key in schema}
+    schema.clear()
+    schema.update(
+        anyOf=[form_schema(plan_for("baseline").parameters_form), {"type": "null"}], **words
+    )
 
 
 class DiagnosisIn(Schema):
@@ -47,22 +66,31 @@ class DiagnosisIn(Schema):
         "",
         description="the process to profile on side A's service hosts (a command name); "
         "default: the one listening on side A's URL port, found on the host",
+        json_schema_extra={"pattern": PROCESS_PATTERN},
     )
-    process_b: str = Field("", description="the same for side B")
+    process_b: str = Field(
+        "", description="the same for side B", json_schema_extra={"pattern": PROCESS_PATTERN}
+    )
     seconds: int = Field(
         DEFAULT_SECONDS,
         description="how long the knee load is held while sampling, profiling and capturing",
+        json_schema_extra={"minimum": 1, "maximum": MAX_PROFILE_SECONDS},
     )
     stages: list[one_of(DiagnosisStage)] | None = Field(
-        None, description="a subset of facts, baseline, ladder, at_knee; default: all"
+        None,
+        description="a subset of facts, baseline, ladder, at_knee; default: all",
+        json_schema_extra={"minItems": 1},
     )
     budget_seconds: int = Field(
-        DEFAULT_BUDGET_SECONDS, description="stages that would not fit are cut, and named"
+        DEFAULT_BUDGET_SECONDS,
+        description="stages that would not fit are cut, and named",
+        json_schema_extra={"minimum": MIN_BUDGET_SECONDS, "maximum": MAX_BUDGET_SECONDS},
     )
     baseline: dict | None = Field(
         None,
         description="the baseline pack's parameters (suite, repeat, seconds, ...), as a "
-        "baseline collection takes them; default: its defaults",
+        "baseline collection takes them; default: every benchmark once for 3 s",
+        json_schema_extra=_baseline_schema,
     )
 
 

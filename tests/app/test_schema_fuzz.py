@@ -99,6 +99,10 @@ REFUSALS = {
         # A ladder run again: one run here, from load generators still placed on its sides.
         Refusal("POST /api/ladders/{ladder_id}/rerun", "ladder", "imported from elsewhere"),
         Refusal("POST /api/ladders/{ladder_id}/rerun", "load_generator", "no longer a load"),
+        # A diagnosis's load: what it does not give comes from the case's last ladder.
+        Refusal(f"POST {INVESTIGATION}/diagnoses", "side_a_url", "no earlier ladder of this"),
+        Refusal(f"POST {INVESTIGATION}/diagnoses", "side_b_url", "no earlier ladder of this"),
+        Refusal(f"POST {INVESTIGATION}/diagnoses", "steps", "Give the loads of the steps"),
         # A note edited into an action (or back): the entry's kind is stored.
         Refusal(f"PATCH {INVESTIGATION}/timeline/{{event_id}}", "action", ""),
     ],
@@ -118,6 +122,7 @@ REFUSALS = {
         Refusal(f"POST {INVESTIGATION}/path/text", "text", "Column "),
         # Two ladders compared: `with` is not the path's own id.
         Refusal("GET /api/ladders/{ladder_id}/compare", "with", "with another ladder"),
+        Refusal(f"POST {INVESTIGATION}/diagnoses", "steps", "each higher than the one before"),
         # A capture filter's characters are stated; whether tcpdump compiles it is tcpdump's.
         Refusal(None, "filter", "tcpdump cannot compile this filter"),
         Refusal(None, "filter_a", "tcpdump cannot compile this filter"),

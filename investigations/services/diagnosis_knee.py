@@ -7,10 +7,12 @@ profile and capture is found on each service host at that moment (runs/service_p
 
 from django.utils.translation import gettext_noop
 
+from collectors.errors import CollectorError
 from collectors.listeners import capture_filter
 from collectors.phrase import Phrase
 from investigations import jobs
 from investigations.choices import HostRole, LadderStatus
+from investigations.connections import unready_reason
 from investigations.models import EnvironmentMember, Ladder
 from investigations.models.diagnoses import DiagnosisStage
 from investigations.runs.service_process import find_service_process, url_port
@@ -54,6 +56,35 @@ def _service_members(diagnosis) -> dict:
             )
         )
     return by_side
+
+
+def service_name(diagnosis) -> str:
+    """The service's process name for the facts stage, so that the facts of the process
+    itself (its cgroup's CPU quota and cpuset, its CPU affinity) are compared too: the
+    process named for the run, else the one listening on the load URL's port on each side's
+    service hosts, found there now. A facts collection names one process for every host: ""
+    when the sides' names differ or none is found (the hosts' own facts are collected all
+    the same). Hosts not ready to be reached (no credential, no trusted key) are not asked."""
+    load = diagnosis.parameters.get("load") or {}
+    members = EnvironmentMember.objects.filter(
+        investigation=diagnosis.investigation, role=HostRole.SERVICE
+    ).select_related("host__credential", "side")
+    names = set()
+    for key in ("a", "b"):
+        named = diagnosis.parameters.get(f"process_{key}") or ""
+        url = load.get(f"side_{key}_url")
+        if named or not url:
+            names.add(named)
+            continue
+        for member in members:
+            if member.side.key != key or unready_reason(member.host):
+                continue
+            try:
+                names.add(find_service_process(host=member.host, port=url_port(url)).name)
+            except CollectorError:
+                continue  # the facts stage itself says what is wrong with the host
+    names.discard("")
+    return names.pop() if len(names) == 1 else ""
 
 
 def start_at_knee(diagnosis, stage):

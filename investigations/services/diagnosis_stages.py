@@ -42,7 +42,7 @@ from investigations.selectors.diagnoses import (
     stage_left_seconds,
 )
 from investigations.services.collections import collection_cancel, collection_request
-from investigations.services.diagnosis_knee import StageSkipped, start_at_knee
+from investigations.services.diagnosis_knee import StageSkipped, service_name, start_at_knee
 from investigations.services.ladders import (
     ladder_cancel,
     ladder_request,
@@ -133,7 +133,9 @@ def _start_ladder(diagnosis, stage):
 def _start(diagnosis: Diagnosis, stage: dict) -> None:
     """Start the stage: running with what it started, or skipped/failed with the reason."""
     starters = {
-        DiagnosisStage.FACTS: lambda: _start_collection(diagnosis, stage, "facts"),
+        DiagnosisStage.FACTS: lambda: _start_collection(
+            diagnosis, stage, "facts", {"service": service_name(diagnosis)}
+        ),
         DiagnosisStage.BASELINE: lambda: _start_collection(
             diagnosis, stage, "baseline", diagnosis.parameters.get("baseline")
         ),

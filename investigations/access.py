@@ -101,6 +101,12 @@ def ladder_for_user(user, pk: int, role: str = Role.VIEWER) -> Ladder:
     return _for_user(Ladder.objects.select_related("investigation__team"), pk, user, role)
 
 
+def diagnosis_for_user(user, pk: int, role: str = Role.VIEWER):
+    from investigations.models import Diagnosis
+
+    return _for_user(Diagnosis.objects.select_related("investigation", "job"), pk, user, role)
+
+
 def profile_for_user(user, pk: int, role: str = Role.VIEWER):
     from investigations.models import Profile
 

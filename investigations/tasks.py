@@ -71,6 +71,22 @@ def collect_target(self, target_id: int) -> None:
         run_collection(collection_id=target.collection_id, target_ids=[target_id])
 
 
+@shared_task(
+    name="perfcase.collections_run",
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=0,
+    **COLLECT_LIMITS,
+)
+def collections_run(self, collection_ids: list[int]) -> None:
+    """Several collections at once, by one task (each as collection_run runs it): the
+    profile and the capture a diagnosis takes at the knee, on the hosts at one moment."""
+    from investigations.runs.at_once import run_collections_at_once
+
+    run_collections_at_once(collection_ids=collection_ids)
+
+
 SWEEP_LIMITS = {"soft_time_limit": 60, "time_limit": 90}
 
 
@@ -161,3 +177,23 @@ def host_key_scan_task(host_id: int) -> None:
         from investigations.selectors.inventory import SCAN_OVERDUE
 
         host_key_scan_failed(host_id=host_id, error=SCAN_OVERDUE)
+
+
+# One look at a diagnosis: connecting to the service hosts to find their process (at the
+# knee) is the longest thing it does.
+DIAGNOSIS_LIMITS = {"soft_time_limit": 120, "time_limit": 150}
+
+
+@shared_task(
+    name="perfcase.diagnosis_advance",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=0,
+    **DIAGNOSIS_LIMITS,
+)
+def diagnosis_advance(diagnosis_id: int, tick: int) -> None:
+    """A diagnosis moved on: its running stage ended if what it started has, the next one
+    started, the next look queued. Run twice (the same tick), the second does nothing."""
+    from investigations.services.diagnosis_stages import diagnosis_advance as advance
+
+    advance(diagnosis_id=diagnosis_id, tick=tick)

@@ -5,6 +5,7 @@ from investigations.views import (
     accounts,
     checklist,
     collections,
+    diagnoses,
     health,
     inventory,
     investigations,
@@ -18,6 +19,9 @@ from investigations.views import (
 from investigations.views import path as path_views
 
 urlpatterns = [
+    path("investigations/<int:pk>/diagnoses/", diagnoses.diagnosis_new, name="diagnosis_new"),
+    path("diagnoses/<int:pk>/", diagnoses.diagnosis_live, name="diagnosis_live"),
+    path("diagnoses/<int:pk>/cancel/", diagnoses.diagnosis_cancel_view, name="diagnosis_cancel"),
     path("healthz", health.healthz, name="healthz"),
     path("csp-report/", health.csp_report, name="csp_report"),
     path("investigations/", investigations.investigation_list, name="investigation_list"),

@@ -238,6 +238,7 @@ def _unauthorised(request, exc: AuthenticationError):
 
 from investigations.api import (  # noqa: E402
     accounts,
+    diagnoses,
     evidence,
     hypotheses,
     inventory,
@@ -255,6 +256,7 @@ api.add_router("", investigations.router)
 api.add_router("", inventory.router)
 api.add_router("", evidence.router)
 api.add_router("", method.router)
+api.add_router("", diagnoses.router)
 api.add_router("", knowledge.router)
 api.add_router("", similar.router)
 api.add_router("", hypotheses.router)

@@ -200,3 +200,13 @@ def read_job(job: Job | None, kind: JobKind, now=None) -> Job | None:
         job.status, job.error = kind.failed, message
         job.phrases = {**(job.phrases or {}), "error": [message, {}]}
     return job
+
+
+def keep_alive(job_id: int, *, attempt: int, seconds: int) -> bool:
+    """The claim `attempt` is alive: its deadline moves to `seconds` from now (a job that
+    waits on other work, such as a diagnosis on its stages, says so with every look)."""
+    return bool(
+        Job.objects.filter(pk=job_id, attempts=attempt, status__in=ACTIVE_STATUSES).update(
+            deadline_at=timezone.now() + timedelta(seconds=seconds)
+        )
+    )

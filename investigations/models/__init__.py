@@ -3,6 +3,7 @@ from investigations.models.baselines import BaselineResult
 from investigations.models.captures import Capture
 from investigations.models.checklist import ChecklistItem
 from investigations.models.collections import Artifact, Collection, CollectionTarget
+from investigations.models.diagnoses import Diagnosis
 from investigations.models.evidence import FactSnapshot, Finding
 from investigations.models.inventory import Credential, EnvironmentMember, Host
 from investigations.models.investigations import Investigation, Side, Tag
@@ -41,6 +42,7 @@ __all__ = [
     "FactSnapshot",
     "Finding",
     "Credential",
+    "Diagnosis",
     "EnvironmentMember",
     "Host",
     "Investigation",

@@ -65,9 +65,11 @@ def collection_request(
     kind: str = CollectionKind.FACTS,
     host_ids=None,
     parameters: dict | None = None,
+    queue_run: bool = True,
 ) -> Collection:
     """Create the collection and its targets, log it, and enqueue the one task that runs
-    them all at once."""
+    them all at once (unless `queue_run` is False: the caller queues a task that runs it
+    together with others, `perfcase.collections_run`)."""
     keys = [str(each.key) for each in collected_kinds()]
     if kind not in keys:
         choices = ", ".join(keys)
@@ -155,8 +157,11 @@ def collection_request(
         author=user,
         details={"collection": collection.pk, **parameters},
     )
-    limit = collection_time_limit(collection=collection, targets=len(targets))
-    enqueue("perfcase.collection_run", collection.pk, soft_time_limit=limit, time_limit=limit + 30)
+    if queue_run:
+        limit = collection_time_limit(collection=collection, targets=len(targets))
+        enqueue(
+            "perfcase.collection_run", collection.pk, soft_time_limit=limit, time_limit=limit + 30
+        )
     return collection
 
 

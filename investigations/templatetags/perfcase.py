@@ -23,6 +23,7 @@ from investigations.choices import (
     TargetStatus,
 )
 from investigations.kinds import kind_named
+from investigations.models.diagnoses import DiagnosisStage, DiagnosisStatus, StageStatus
 from investigations.phrases import stored_text
 
 register = template.Library()
@@ -39,6 +40,8 @@ BADGE_CHOICES = {
     "node": NodeState,
     "item": ItemStatus,
     "ladder": LadderStatus,
+    "diagnosis": DiagnosisStatus,
+    "stage": StageStatus,
 }
 
 
@@ -48,6 +51,12 @@ def badge(value: str, kind: str):
     choices = BADGE_CHOICES[kind]
     label = choices(value).label if value in choices.values else value
     return format_html('<span class="badge badge-{}">{}</span>', choices.colour(value), label)
+
+
+@register.simple_tag
+def stage_label(name: str) -> str:
+    """A diagnosis stage's name in the reader's language."""
+    return DiagnosisStage(name).label if name in DiagnosisStage.values else name
 
 
 @register.filter

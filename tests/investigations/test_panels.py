@@ -25,6 +25,7 @@ PANELS = [
     "times",
     "path",
     "environment",
+    "diagnosis",
     "evidence",
     "baseline",
     "profiles",

@@ -1,0 +1,239 @@
+"""Diagnosis runs end to end: real sshd test hosts, a real Celery worker, real tools (facts,
+sysbench, wrk, perf, tcpdump, ss), through the JSON API."""
+
+import io
+import socket
+
+import pytest
+
+from collectors.ssh import Connection
+from investigations.models import Collection, FactSnapshot, Ladder, TimelineEvent
+from investigations.selectors.captures import ladder_captures
+from investigations.selectors.profiles import ladder_profiles
+from tests.conftest import ApiClient, wait_for
+from tests.conftest import trust_host_key as trust
+from tests.investigations.test_facts_end_to_end import place
+from tests.ladders import none_left, require
+from tests.loadservers import SERVER
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ENDED = ("completed", "failed", "cancelled")
+
+
+def start(api, personas, body) -> dict:
+    created = api.post(f"/api/investigations/{personas.investigation.pk}/diagnoses", body)
+    assert created.status_code == 202, created.body
+    return created.body
+
+
+def ended(api, diagnosis_id, timeout=240) -> dict:
+    return wait_for(
+        lambda: (
+            (body := api.get(f"/api/diagnoses/{diagnosis_id}").body)["status"] in ENDED and body
+        ),
+        timeout=timeout,
+        interval=0.5,
+    )
+
+
+def stages_of(body) -> dict:
+    return {stage["name"]: stage for stage in body["stages"]}
+
+
+def test_a_host_that_cannot_be_reached_fails_its_stages_and_the_others_still_run(
+    personas, celery_worker, credential, start_host
+):
+    require("sysbench")
+    api = ApiClient(personas.member)
+    test_hosts = {}
+    for side in ("a", "b"):
+        test_hosts[side] = start_host(f"app-{side}", dump=None)
+        trust(api, place(personas, credential, test_hosts[side], side))
+    gone = start_host("db-b", dump=None)
+    lost = place(personas, credential, gone, "b", role="database")
+    trust(api, lost)
+    gone.stop()  # trusted, then gone
+    body = start(
+        api,
+        personas,
+        {"baseline": {"suite": ["compute"], "repeat": 1, "seconds": 1}},
+    )
+    body = ended(api, body["id"])
+
+    assert body["status"] == "completed", body
+    stages = stages_of(body)
+    for name in ("facts", "baseline"):
+        assert stages[name]["status"] == "failed", stages[name]
+        assert lost.name in stages[name]["reason"], stages[name]
+        assert stages[name]["collections"], stages[name]
+    # The hosts that answered were collected from all the same.
+    assert FactSnapshot.objects.filter(investigation=personas.investigation).count() == 2
+    assert stages["ladder"]["status"] == "skipped"
+    assert "No load to run" in stages["ladder"]["reason"]
+    assert stages["at_knee"]["status"] == "skipped"
+    assert "No ladder to find the knee in" in stages["at_knee"]["reason"]
+    assert body["progress"] == 100 and body["seconds_left"] == 0
+    summaries = list(
+        TimelineEvent.objects.filter(details__diagnosis=body["id"])
+        .order_by("occurred_at", "id")
+        .values_list("summary", flat=True)
+    )
+    assert summaries[0].startswith(f"Diagnosis #{body['id']} started")
+    assert any(s.startswith(f"Diagnosis #{body['id']}: Host facts failed") for s in summaries)
+    assert summaries[-1].startswith(f"Diagnosis #{body['id']} finished: 0 of 4")
+
+
+@pytest.fixture
+def served(personas, credential, start_host):
+    """A load generator and a service host on each side, real sshd test hosts with their keys
+    trusted, each service host running a small HTTP service as its own user (so that the host
+    shows which process listens, and perf may profile it). Host rows by (side, role), and the
+    URL of each side's service."""
+    for tool in ("wrk", "perf", "tcpdump", "ss"):
+        require(tool)
+    api = ApiClient(personas.member)
+    hosts, urls = {}, {}
+    for side in ("a", "b"):
+        for role in ("load_generator", "service"):
+            # A service host is signed in to as root (tcpdump needs it), in a PID namespace
+            # of its own (as the profile tests' hosts).
+            options = {"username": "root", "pid_namespace": True} if role == "service" else {}
+            test_host = start_host(f"{role[:4]}-{side}", dump=None, **options)
+            hosts[(side, role)] = place(personas, credential, test_host, side, role=role)
+            trust(api, hosts[(side, role)])
+            if role == "service":
+                port = _free_port()
+                _run_on(
+                    test_host,
+                    "sh",
+                    "-c",
+                    'setsid /usr/bin/python3 -c "$0" "$1" 5 1 0 </dev/null >/dev/null 2>&1 &',
+                    SERVER,
+                    str(port),
+                )
+                _wait_for_port(port)
+                urls[side] = f"http://127.0.0.1:{port}/"
+    return hosts, urls
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_for_port(port: int) -> None:
+    def listening():
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+    wait_for(listening, timeout=15)
+
+
+def _run_on(test_host, *argv: str) -> None:
+    with Connection(test_host.endpoint()) as connection:
+        connection.run(list(argv), sink=io.BytesIO(), timeout=20)
+
+
+def test_the_ladder_then_the_knee_held_with_a_profile_and_a_capture_on_both_sides(
+    personas, celery_worker, served
+):
+    placed, urls = served
+    url_a, url_b = urls["a"], urls["b"]
+    api = ApiClient(personas.member)
+    body = start(
+        api,
+        personas,
+        {
+            "stages": ["ladder", "at_knee"],
+            "load": {
+                "side_a_url": url_a,
+                "side_b_url": url_b,
+                "steps": [1, 4],
+                "step_seconds": 2,
+                "warmup_seconds": 1,
+            },
+            "seconds": 2,
+        },
+    )
+    body = ended(api, body["id"])
+
+    stages = stages_of(body)
+    assert stages["ladder"]["status"] == "succeeded", stages["ladder"]
+    knee = stages["at_knee"]
+    assert knee["status"] == "succeeded", knee
+    hold = Ladder.objects.get(pk=knee["ladder"])
+    assert hold.status == "completed" and len(hold.steps) == 1
+    assert hold.steps[0] in Ladder.objects.get(pk=stages["ladder"]["ladder"]).steps
+    kinds = sorted(
+        Collection.objects.filter(pk__in=knee["collections"]).values_list("kind", flat=True)
+    )
+    assert kinds == ["capture", "capture", "profile", "profile"]
+    # Taken during the held step, on both service hosts, as any profile or capture during a
+    # ladder is.
+    service = {placed[(side, "service")].pk for side in "ab"}
+    assert {p.host_id for p in ladder_profiles(ladder=hold)} == service
+    assert {c.host_id for c in ladder_captures(ladder=hold)} == service
+    # The capture held the service's own traffic: the port it listens on, never the SSH
+    # session to the host.
+    for collection in Collection.objects.filter(pk__in=knee["collections"], kind="capture"):
+        target = collection.targets.select_related("host", "side").get()
+        port = (url_a if target.side.key == "a" else url_b).rsplit(":", 1)[1].strip("/")
+        assert f"tcp port {port}" in collection.parameters["filter"]
+        assert collection.parameters["filter"].endswith(f"and not tcp port {target.host.port}")
+    assert none_left("wrk") and none_left("perf") and none_left("tcpdump")
+
+
+def test_cancel_at_the_knee_stops_the_load_perf_and_tcpdump_on_every_host(
+    personas, celery_worker, served
+):
+    _placed, urls = served
+    api = ApiClient(personas.member)
+    body = start(
+        api,
+        personas,
+        {
+            "stages": ["ladder", "at_knee"],
+            "load": {
+                "side_a_url": urls["a"],
+                "side_b_url": urls["b"],
+                "steps": [2],
+                "step_seconds": 1,
+                "warmup_seconds": 0,
+            },
+            "seconds": 60,
+        },
+    )
+
+    # Wait until the knee's profile and capture are recording on the hosts.
+    def recording():
+        knee = stages_of(api.get(f"/api/diagnoses/{body['id']}").body)["at_knee"]
+        if knee["status"] != "running":
+            return False
+        collections = [api.get(f"/api/collections/{c}").body for c in knee["collections"]]
+        steps = [t["step"] for c in collections for t in c["targets"]]
+        return all(t["status"] == "running" for c in collections for t in c["targets"]) and (
+            all(step.startswith(("recording", "capturing")) for step in steps)
+        )
+
+    wait_for(recording, timeout=120, interval=0.5)
+    cancelled = api.post(f"/api/diagnoses/{body['id']}/cancel", {})
+    assert cancelled.status_code == 200, cancelled.body
+    assert cancelled.body["status"] == "cancelled"
+    knee = stages_of(cancelled.body)["at_knee"]
+    assert knee["status"] == "cancelled"
+
+    def stopped():
+        collections = Collection.objects.filter(pk__in=knee["collections"])
+        return all(c.completed_at for c in collections) and (
+            Ladder.objects.get(pk=knee["ladder"]).status in ENDED
+        )
+
+    wait_for(stopped, timeout=60, interval=0.5)
+    assert Ladder.objects.get(pk=knee["ladder"]).status == "cancelled"
+    assert wait_for(
+        lambda: none_left("wrk") and none_left("perf") and none_left("tcpdump"), timeout=15
+    )

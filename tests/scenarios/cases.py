@@ -13,15 +13,13 @@ against the key the test host has, then trusted), sides, the diagnosis, the hypo
 """
 
 import contextlib
-import io
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from collectors.ssh import Connection
-from tests.loadservers import SERVER
+from tests.scenarios.services import start_forwarder, start_http
 from tests.sshd import TestHost, TestHosts
 
 ENDED = ("completed", "failed", "cancelled")
@@ -31,9 +29,13 @@ DUMP = "x86_64-epyc_7451"
 THP = "/sys/kernel/mm/transparent_hugepage/enabled"
 CLOCKSOURCE = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 SPECTRE_V2 = "/sys/devices/system/cpu/vulnerabilities/spectre_v2"
-# The small service each service host runs when a case needs one (tests/loadservers.py's
-# HTTP server: 1 ms asleep, no CPU), found by the facts probe as this command name.
+# The small service each service host runs when a case needs one (tests/scenarios/
+# services.py), found by the facts probe as this command name.
 SERVICE_NAME = "python3"
+# The ladder a case with load runs (small: the knee needs only to be found, not measured
+# well), and how long the knee is held while profiling and capturing.
+SMALL_LOAD = {"steps": [2, 8], "step_seconds": 2, "warmup_seconds": 1}
+KNEE_SECONDS = 3
 
 
 class ScenarioError(RuntimeError):
@@ -52,10 +54,17 @@ class Case:
     a: dict = field(default_factory=dict)
     b: dict = field(default_factory=dict)
     stages: tuple[str, ...] = ("facts",)
-    # Each side's service host runs SERVICE_NAME, started through the host (its own PID
-    # namespace, signed in as root) inside the cgroup `confine(side)` gives it.
-    service: bool = False
+    # Each side's service host runs a service (SERVICE_NAME), started through the host (its
+    # own PID namespace, signed in as root) inside the cgroup `confine(side)` gives it:
+    # service(side, host) starts it and answers its port.
+    service: Callable[[str, TestHost], int] | None = None
     confine: Callable[[str], "contextlib.AbstractContextManager"] | None = None
+    # A load generator host on each side too, and the diagnosis's load is a ladder against
+    # each side's service (SMALL_LOAD).
+    load: bool = False
+    # The case names the service for a facts collection of its own after the diagnosis
+    # (the diagnosis's facts stage names none: see the README text).
+    service_facts: bool = False
 
 
 @dataclass
@@ -133,6 +142,17 @@ def cpuset(cpus: str):
     return _v1_group("cpuset", {"cpuset.mems": "0", "cpuset.cpus": cpus})
 
 
+def _http(side: str, host: TestHost) -> int:
+    return start_http(host)
+
+
+def _slow_dependency_on(slow_side: str):
+    def start(side: str, host: TestHost) -> int:
+        return start_forwarder(host, slow=side == slow_side)
+
+    return start
+
+
 def _confined_on(side_to_confine: str, make):
     def confine(side: str):
         return make() if side == side_to_confine else contextlib.nullcontext()
@@ -183,7 +203,8 @@ CASES: dict[str, Case] = {
             "side A's service runs in a cgroup with a CPU quota of 20 % of one CPU",
             a={"dump": None},
             b={"dump": None},
-            service=True,
+            service=_http,
+            service_facts=True,
             confine=_confined_on("a", lambda: cpu_quota(20)),
         ),
         Case(
@@ -192,8 +213,19 @@ CASES: dict[str, Case] = {
             "side A's service may run on CPU 0 only (a cpuset), side B's on all",
             a={"dump": None},
             b={"dump": None},
-            service=True,
+            service=_http,
+            service_facts=True,
             confine=_confined_on("a", lambda: cpuset("0")),
+        ),
+        Case(
+            "slow-receiver",
+            "slow-receiver-zero-window",
+            "side A's service writes to a dependency that reads slowly (zero windows)",
+            a={"dump": None},
+            b={"dump": None},
+            stages=("ladder", "at_knee"),
+            service=_slow_dependency_on("a"),
+            load=True,
         ),
     )
 }
@@ -219,8 +251,10 @@ def wait(predicate, timeout: float, what: str, interval: float = 0.2):
     raise ScenarioError(f"{what}: not within {timeout:g} s")
 
 
-def place(calls, host: TestHost, *, team: int, investigation: int, credential: int, side: str):
-    """The test host as a host of the team on `side` (role service), its key scanned by the
+def place(
+    calls, host: TestHost, *, team: int, investigation: int, credential: int, side: str, role: str
+):
+    """The test host as a host of the team on `side` in `role`, its key scanned by the
     worker, checked against the key the host has, and trusted."""
     host_id = _ok(
         calls.post(
@@ -256,58 +290,28 @@ def place(calls, host: TestHost, *, team: int, investigation: int, credential: i
     _ok(
         calls.post(
             f"/api/investigations/{investigation}/members",
-            {"host": host_id, "side": side, "role": "service"},
+            {"host": host_id, "side": side, "role": role},
         ),
         "POST members",
     )
     return host_id
 
 
-def _start_service(host: TestHost, port: int) -> None:
-    """The small HTTP service on the host, started through it (so in its PID namespace and
-    its cgroup), left running as a daemon."""
-    with Connection(host.endpoint()) as connection:
-        connection.run(
-            [
-                "sh",
-                "-c",
-                'setsid /usr/bin/python3 -c "$0" "$1" 1 0 0 </dev/null >/dev/null 2>&1 &',
-                SERVER,
-                str(port),
-            ],
-            sink=io.BytesIO(),
-            timeout=20,
-        )
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _listening(port: int) -> bool:
-    import socket
-
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
 def start_hosts(case: Case, test_hosts: TestHosts, stack: contextlib.ExitStack) -> dict:
-    """Each side's test host (with its service and cgroup when the case has them)."""
-    hosts = {}
+    """Each side's hosts by (side, role), with the service (and its cgroup) when the case has
+    one; and each side's service URL."""
+    hosts, urls = {}, {}
     for side in ("a", "b"):
         options = {"dump": DUMP, **getattr(case, side)}
         if case.service:
             options.update(username="root", pid_namespace=True)
         host = test_hosts.start(f"{case.name[:20]}-{side}", **options)
         stack.callback(host.discard)
-        hosts[side] = host
+        hosts[(side, "service")] = host
+        if case.load:
+            loader = test_hosts.start(f"{case.name[:16]}-load-{side}", dump=None)
+            stack.callback(loader.discard)
+            hosts[(side, "load_generator")] = loader
         if case.service:
             if case.confine is not None:
                 procs = stack.enter_context(case.confine(side))
@@ -315,15 +319,17 @@ def start_hosts(case: Case, test_hosts: TestHosts, stack: contextlib.ExitStack) 
                     # sshd goes into the group: every session it starts from now on, and so
                     # the service started below, is confined in it.
                     procs.write_text(str(host._sshd_pid()))
-            port = _free_port()
-            _start_service(host, port)
-            wait(lambda port=port: _listening(port), 15, f"the service on port {port}")
-    return hosts
+            urls[side] = f"http://127.0.0.1:{case.service(side, host)}/"
+    return hosts, urls
 
 
-def diagnose(calls, investigation: int, stages, timeout: float = 240) -> dict:
+def diagnose(calls, investigation: int, stages, urls: dict, timeout: float = 240) -> dict:
+    body = {"stages": list(stages)}
+    if urls:
+        body["load"] = {"side_a_url": urls["a"], "side_b_url": urls["b"], **SMALL_LOAD}
+        body["seconds"] = KNEE_SECONDS
     started = _ok(
-        calls.post(f"/api/investigations/{investigation}/diagnoses", {"stages": list(stages)}),
+        calls.post(f"/api/investigations/{investigation}/diagnoses", body),
         "POST diagnoses",
         expect=(201, 202),
     )
@@ -399,8 +405,8 @@ def run_case(case: Case, calls, test_hosts: TestHosts, *, team_name: str = "Scen
         "POST credentials",
     )["id"]
     with contextlib.ExitStack() as stack:
-        hosts = start_hosts(case, test_hosts, stack)
-        for side, host in hosts.items():
+        hosts, urls = start_hosts(case, test_hosts, stack)
+        for (side, role), host in hosts.items():
             place(
                 calls,
                 host,
@@ -408,9 +414,10 @@ def run_case(case: Case, calls, test_hosts: TestHosts, *, team_name: str = "Scen
                 investigation=investigation,
                 credential=credential,
                 side=side,
+                role=role,
             )
-        diagnosis = diagnose(calls, investigation, case.stages)
-        if case.service:
+        diagnosis = diagnose(calls, investigation, case.stages, urls if case.load else {})
+        if case.service_facts:
             service_facts(calls, investigation)
         answer = _ok(calls.get(f"/api/investigations/{investigation}/hypotheses"), "hypotheses")
     return Outcome(

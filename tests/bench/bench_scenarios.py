@@ -24,6 +24,8 @@ import signal
 import statistics
 import sys
 import time
+import traceback
+from pathlib import Path
 
 
 def _terminate(signum, frame):
@@ -75,6 +77,18 @@ def _row(outcome) -> str:
         f"  {outcome.case:<24} expected {outcome.expected or 'nothing above 0.3':<30} "
         f"first {first:<38} top-1 {'yes' if outcome.top1 else 'NO ':<3} "
         f"top-3 {'yes' if outcome.top3 else 'NO ':<3} {outcome.seconds:5.1f} s ({stages})"
+    )
+
+
+def _why(outcome) -> str:
+    """What a case that missed ranked and how its diagnosis's stages ended."""
+    stages = "; ".join(
+        f"{s['name']} {s['status']}" + (f" ({s['reason']})" if s["reason"] else "")
+        for s in outcome.diagnosis["stages"]
+        if s["reason"] != "Not asked for."
+    )
+    return f"ranked {outcome.ranked}; stages: {stages}; compared: {outcome.compared}" + (
+        f"; captures: {outcome.captures}" if outcome.captures else ""
     )
 
 
@@ -140,11 +154,21 @@ def main(argv: list[str] | None = None) -> int:
                             CASES[name], Calls(api), test_hosts, team_name=f"Bench {run}"
                         )
                     except (ScenarioError, StackError, TestHostError, OSError) as error:
-                        errors.append(f"{name} (run {run}): {error}")
+                        where = [
+                            frame
+                            for frame in traceback.extract_tb(error.__traceback__)
+                            if "/tests/" in frame.filename
+                        ][-1]
+                        errors.append(
+                            f"{name} (run {run}): {error} "
+                            f"({Path(where.filename).name}:{where.lineno} {where.line})"
+                        )
                         print(f"  {name:<24} ERROR after {time.monotonic() - started:.1f} s")
                         continue
                     outcomes.append(outcome)
                     print(_row(outcome))
+                    if not outcome.top1:
+                        print(f"    {_why(outcome)}")
     except MissingRealTool as missing_tool:
         print(f"ERROR: the sshd test hosts cannot run here: {missing_tool}", file=sys.stderr)
         return 2

@@ -36,6 +36,7 @@ SERVICE_NAME = "python3"
 # well), and how long the knee is held while profiling and capturing.
 SMALL_LOAD = {"steps": [2, 8], "step_seconds": 2, "warmup_seconds": 1}
 KNEE_SECONDS = 3
+CAPTURE_FIGURES = ("side", "filter", "packets", "connections", "zero_windows", "retransmissions")
 
 
 class ScenarioError(RuntimeError):
@@ -78,6 +79,8 @@ class Outcome:
     diagnosis: dict
     seconds: float
     stage_seconds: dict[str, float]
+    # Each capture's side and figures that tell a network cause, when the case captured.
+    captures: list[dict] = field(default_factory=list)
 
     @property
     def first(self) -> str | None:
@@ -420,6 +423,7 @@ def run_case(case: Case, calls, test_hosts: TestHosts, *, team_name: str = "Scen
         if case.service_facts:
             service_facts(calls, investigation)
         answer = _ok(calls.get(f"/api/investigations/{investigation}/hypotheses"), "hypotheses")
+        captures = _ok(calls.get(f"/api/investigations/{investigation}/captures"), "captures")
     return Outcome(
         case=case.name,
         expected=case.expected,
@@ -430,4 +434,9 @@ def run_case(case: Case, calls, test_hosts: TestHosts, *, team_name: str = "Scen
         diagnosis=diagnosis,
         seconds=time.monotonic() - started,
         stage_seconds=_stage_seconds(diagnosis),
+        captures=[
+            {key: detail.get(key) for key in CAPTURE_FIGURES}
+            for item in captures["items"]
+            if (detail := _ok(calls.get(f"/api/captures/{item['id']}"), "capture") or {})
+        ],
     )

@@ -125,8 +125,9 @@ def start_forwarder(host, *, slow: bool, chunk_kb: int = 16) -> int:
     The sink is not probed for listening (it accepts one connection only: the forwarder's,
     which tries again while the sink starts)."""
     dependency = free_port()
-    # Slow: 64 KiB at a time, 50 ms apart (1.3 MB/s); fast: whatever is there, at once.
-    run_daemon(host, SINK, dependency, *((64, 50, 0) if slow else (1024, 0, 0)))
+    # Slow: 16 KiB at a time, 50 ms apart (320 KB/s); fast: whatever is there, at once,
+    # through a 4 MiB buffer (so that a busy machine's pause in reading closes no window).
+    run_daemon(host, SINK, dependency, *((16, 50, 0) if slow else (1024, 0, 4096)))
     port = free_port()
     run_daemon(host, FORWARDER, port, dependency, chunk_kb)
     wait_listening(port)

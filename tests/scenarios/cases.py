@@ -110,39 +110,54 @@ class Outcome:
 # --- cgroups a service is confined in ---------------------------------------------------
 
 
-V1 = Path("/sys/fs/cgroup")
+CGROUP = Path("/sys/fs/cgroup")
 
 
 @contextlib.contextmanager
-def _v1_group(controller: str, settings: dict[str, str]):
-    """A cgroup v1 group of its own under `controller`, with `settings` written in order;
-    its cgroup.procs file. Whatever is left in it goes back to the root group at the end."""
-    group = V1 / controller / f"perfcase-scenario-{uuid.uuid4().hex[:8]}"
-    if not (V1 / controller / "cgroup.procs").exists():
-        raise ScenarioError(f"no cgroup v1 {controller} hierarchy at {V1 / controller}")
+def _group(controller: str, v1: dict[str, str], v2: dict[str, str]):
+    """A cgroup of its own with `controller`'s settings written in order (cgroup v2's when
+    the machine has the unified hierarchy, else v1's); its cgroup.procs file. Whatever is
+    left in it goes back to the parent group at the end."""
+    name = f"perfcase-scenario-{uuid.uuid4().hex[:8]}"
+    if (CGROUP / "cgroup.controllers").exists():
+        parent, settings = CGROUP, v2
+        if controller not in (CGROUP / "cgroup.controllers").read_text().split():
+            raise ScenarioError(f"the cgroup v2 root offers no {controller} controller")
+        (CGROUP / "cgroup.subtree_control").write_text(f"+{controller}")
+    else:
+        parent, settings = CGROUP / controller, v1
+        if not (parent / "cgroup.procs").exists():
+            raise ScenarioError(f"no cgroup v1 {controller} hierarchy at {parent}")
+    group = parent / name
     group.mkdir()
     try:
-        for name, value in settings.items():
-            (group / name).write_text(value)
+        for file, value in settings.items():
+            (group / file).write_text(value)
         yield group / "cgroup.procs"
     finally:
         for line in (group / "cgroup.procs").read_text().split():
             with contextlib.suppress(OSError):
-                (group.parent / "cgroup.procs").write_text(line)
+                (parent / "cgroup.procs").write_text(line)
         with contextlib.suppress(OSError):
             group.rmdir()
 
 
 def cpu_quota(percent: int):
-    """A group whose CPU quota is `percent` of one CPU (cfs quota over a 100 ms period)."""
-    return _v1_group(
-        "cpu", {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": str(percent * 1000)}
+    """A group whose CPU quota is `percent` of one CPU (over a 100 ms period)."""
+    return _group(
+        "cpu",
+        {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": str(percent * 1000)},
+        {"cpu.max": f"{percent * 1000} 100000"},
     )
 
 
 def cpuset(cpus: str):
     """A group that may run on `cpus` only (memory node 0)."""
-    return _v1_group("cpuset", {"cpuset.mems": "0", "cpuset.cpus": cpus})
+    return _group(
+        "cpuset",
+        {"cpuset.mems": "0", "cpuset.cpus": cpus},
+        {"cpuset.mems": "0", "cpuset.cpus": cpus},
+    )
 
 
 def _http(side: str, host: TestHost) -> int:

@@ -71,6 +71,7 @@ bench: install var
 	$(PY) -m tests.bench.bench_fold || status=$$?; \
 	$(PY) -m tests.bench.bench_capture || status=$$?; \
 	$(PY) -m tests.bench.bench_case_page || status=$$?; \
+	$(PY) -m tests.bench.bench_scenarios || status=$$?; \
 	exit $$status
 
 lint: install

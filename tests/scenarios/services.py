@@ -1,0 +1,134 @@
+"""Small real services the rebuilt cases run on their test hosts, and how to start them
+there (through the host, so in its PID namespace and its cgroup, left running as daemons).
+
+FORWARDER: an HTTP service that, for each request, works 2 ms, then writes `chunk_kb` KiB to
+its dependency over one connection it opened at start (under one lock, as a single client of
+a database or a log shipper would), then answers. SINK: that dependency, reading `read_kb`
+KiB at a time with `pause_ms` between reads (and a receive buffer of `buffer_kb` KiB, when
+not 0): with a pause, a slow receiver whose window fills and advertises zero; without, a
+fast one.
+"""
+
+import io
+import socket
+import time
+
+from collectors.ssh import Connection
+from tests.loadservers import SERVER
+
+FORWARDER = r"""
+import hashlib, sys, socket, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+port, dependency, chunk_kb = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+for attempt in range(100):  # the sink may still be starting
+    try:
+        upstream = socket.create_connection(("127.0.0.1", dependency))
+        break
+    except ConnectionRefusedError:
+        time.sleep(0.1)
+lock = threading.Lock()
+chunk = b"x" * (chunk_kb * 1024)
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+    def do_GET(self):
+        digest, deadline = b"perfcase", time.perf_counter() + 0.002
+        while time.perf_counter() < deadline:  # some work of its own (so perf has samples)
+            digest = hashlib.sha256(digest).digest()
+        with lock:
+            upstream.sendall(chunk)
+        body = b"ok\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024
+
+Server(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+SINK = r"""
+import sys, socket, time
+port, read_kb, pause_ms, buffer_kb = (int(v) for v in sys.argv[1:5])
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+if buffer_kb:
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, buffer_kb * 1024)
+listener.bind(("127.0.0.1", port))
+listener.listen(8)
+connection, _ = listener.accept()
+while connection.recv(read_kb * 1024):
+    if pause_ms:
+        time.sleep(pause_ms / 1000)
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def wait_listening(port: int, timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while not listening(port):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"nothing listens on port {port} after {timeout:g} s")
+        time.sleep(0.1)
+
+
+def run_daemon(host, script: str, *args) -> None:
+    """`python3 -c script args...` on the host, detached (setsid, no terminal)."""
+    with Connection(host.endpoint()) as connection:
+        connection.run(
+            [
+                "sh",
+                "-c",
+                'script=$1; shift; setsid /usr/bin/python3 -c "$script" "$@" '
+                "</dev/null >/dev/null 2>&1 &",
+                "sh",
+                script,
+                *[str(arg) for arg in args],
+            ],
+            sink=io.BytesIO(),
+            timeout=20,
+        )
+
+
+def start_http(host) -> int:
+    """tests/loadservers.py's server (1 ms asleep a request, no CPU); its port."""
+    port = free_port()
+    run_daemon(host, SERVER, port, 1, 0, 0)
+    wait_listening(port)
+    return port
+
+
+def start_forwarder(host, *, slow: bool, chunk_kb: int = 16) -> int:
+    """The sink (slow, or fast) and the forwarder writing to it; the forwarder's port.
+    The sink is not probed for listening (it accepts one connection only: the forwarder's,
+    which tries again while the sink starts)."""
+    dependency = free_port()
+    # Slow: 16 KiB at a time, 50 ms apart (320 KB/s); fast: whatever is there, at once,
+    # through a 4 MiB buffer (so that a busy machine's pause in reading closes no window).
+    run_daemon(host, SINK, dependency, *((16, 50, 0) if slow else (1024, 0, 4096)))
+    port = free_port()
+    run_daemon(host, FORWARDER, port, dependency, chunk_kb)
+    wait_listening(port)
+    return port

@@ -63,9 +63,6 @@ class Case:
     # A load generator host on each side too, and the diagnosis's load is a ladder against
     # each side's service (SMALL_LOAD).
     load: bool = False
-    # The case names the service for a facts collection of its own after the diagnosis
-    # (the diagnosis's facts stage names none: see the README text).
-    service_facts: bool = False
 
 
 @dataclass
@@ -222,7 +219,6 @@ CASES: dict[str, Case] = {
             a={"dump": None},
             b={"dump": None},
             service=_http,
-            service_facts=True,
             confine=_confined_on("a", lambda: cpu_quota(20)),
         ),
         Case(
@@ -232,7 +228,6 @@ CASES: dict[str, Case] = {
             a={"dump": None},
             b={"dump": None},
             service=_http,
-            service_facts=True,
             confine=_confined_on("a", lambda: cpuset("0")),
         ),
         Case(
@@ -363,28 +358,6 @@ def diagnose(calls, investigation: int, stages, urls: dict, timeout: float = 240
     )
 
 
-def service_facts(calls, investigation: int, timeout: float = 90) -> dict:
-    """A facts collection naming the service (what the diagnosis's facts stage does not do:
-    see the scenarios' README text), until it ends."""
-    created = _ok(
-        calls.post(
-            f"/api/investigations/{investigation}/collections",
-            {"kind": "facts", "service": SERVICE_NAME},
-        ),
-        "POST collections (facts of the service)",
-    )
-    return wait(
-        lambda: (
-            (body := _ok(calls.get(f"/api/collections/{created['id']}"), "collection"))["status"]
-            in ("completed", "failed")
-            and body
-        ),
-        timeout,
-        f"facts collection #{created['id']}",
-        0.3,
-    )
-
-
 def _stage_seconds(diagnosis: dict) -> dict[str, float]:
     from datetime import datetime
 
@@ -434,9 +407,9 @@ def run_case(case: Case, calls, test_hosts: TestHosts, *, team_name: str = "Scen
                 side=side,
                 role=role,
             )
-        diagnosis = diagnose(calls, investigation, case.stages, urls if case.load else {})
-        if case.service_facts:
-            service_facts(calls, investigation)
+        # A case with a service gives its URLs as the load, ladder or not: its facts stage
+        # finds the service's process on each service host by the URL's port.
+        diagnosis = diagnose(calls, investigation, case.stages, urls)
         answer = _ok(calls.get(f"/api/investigations/{investigation}/hypotheses"), "hypotheses")
         captures = _ok(calls.get(f"/api/investigations/{investigation}/captures"), "captures")
     return Outcome(

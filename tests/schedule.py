@@ -35,6 +35,7 @@ LONG = {
     "tests/collectors/test_capture_protocols.py": 25,
     "tests/investigations/test_object_storage.py": 20,
     "tests/investigations/test_similar.py": 15,
+    "tests/scenarios/test_scenarios.py": 30,
 }
 
 

@@ -21,11 +21,12 @@ from collectors.phrase import Phrase, as_phrase, ngettext_noop
 from investigations import jobs
 from investigations.choices import (
     ENDED_LADDER_STATUSES,
+    CaptureStatus,
     EventKind,
     LadderStatus,
     TargetStatus,
 )
-from investigations.models import Collection, Diagnosis, Ladder
+from investigations.models import Capture, Collection, Diagnosis, Ladder
 from investigations.models.diagnoses import (
     ENDED_STAGE_STATUSES,
     DiagnosisStage,
@@ -179,11 +180,21 @@ def _collections_outcome(ids) -> tuple[bool, list]:
     return ended, targets
 
 
+def _analysing(ids) -> bool:
+    return Capture.objects.filter(
+        target__collection_id__in=ids, job__status=CaptureStatus.ANALYSING
+    ).exists()
+
+
 def _outcome(stage: dict) -> tuple[bool, str, "Phrase | str"]:
     """(ended, status, reason) of a running stage, from what it started."""
     ended, targets = _collections_outcome(stage.get("collections") or [])
     ladder = Ladder.objects.filter(pk=stage["ladder"]).first() if stage.get("ladder") else None
     if ladder is not None and ladder.status not in ENDED_LADDER_STATUSES:
+        ended = False
+    # A capture is still being analysed: its findings are part of what the stage found (a
+    # completed run's ranking reads them).
+    if ended and _analysing(stage.get("collections") or []):
         ended = False
     if not ended:
         return False, StageStatus.RUNNING, ""

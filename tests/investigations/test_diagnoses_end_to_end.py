@@ -271,3 +271,42 @@ def test_a_url_that_refuses_fails_the_ladder_saying_so_and_the_knee_does_not_run
     assert stages["at_knee"]["reason"], stages["at_knee"]
     assert not stages["at_knee"]["collections"]
     assert none_left("wrk")
+
+
+@pytest.mark.parametrize(
+    ("stage", "body", "tool"),
+    [
+        (
+            "baseline",
+            {"baseline": {"suite": ["compute"], "repeat": 1, "seconds": 60}},
+            "sysbench",
+        ),
+        ("ladder", {"load": {"steps": [2], "step_seconds": 60, "warmup_seconds": 0}}, "wrk"),
+    ],
+)
+def test_cancel_in_the_baseline_or_the_ladder_stops_its_tools_on_every_host(
+    personas, celery_worker, served, stage, body, tool
+):
+    """The knee has its own test above; the facts probe's cancel is the facts kind's own
+    (test_cancel.py): here the two stages whose tools run for long."""
+    require(tool)
+    _placed, urls = served
+    api = ApiClient(personas.member)
+    if "load" in body:
+        body = {"load": {**body["load"], "side_a_url": urls["a"], "side_b_url": urls["b"]}}
+    started = start(api, personas, {"stages": [stage], **body})
+
+    def running() -> bool:
+        found = stages_of(api.get(f"/api/diagnoses/{started['id']}").body)[stage]
+        return found["status"] == "running" and not none_left(tool)
+
+    wait_for(running, timeout=120, interval=0.5)
+    cancelled = api.post(f"/api/diagnoses/{started['id']}/cancel", {})
+    assert cancelled.status_code == 200, cancelled.body
+    assert stages_of(cancelled.body)[stage]["status"] == "cancelled"
+    assert wait_for(lambda: none_left(tool), timeout=30)
+    for collection in Collection.objects.filter(investigation=personas.investigation):
+        wait_for(lambda c=collection: Collection.objects.get(pk=c.pk).completed_at, timeout=30)
+    for ladder in Ladder.objects.filter(investigation=personas.investigation):
+        wait_for(lambda row=ladder: Ladder.objects.get(pk=row.pk).status in ENDED, timeout=30)
+        assert Ladder.objects.get(pk=ladder.pk).status == "cancelled"

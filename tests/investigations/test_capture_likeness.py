@@ -31,7 +31,8 @@ from tests.collectors.test_capture_live import need, tcpdump
 from tests.conftest import ApiClient
 from tests.traffic import server
 
-pytestmark = pytest.mark.django_db
+# The shipped entries, put back if a transactional test of this process emptied them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shipped_knowledge")]
 
 ADDRESS = "127.0.0.233"
 CURLS = 20

@@ -28,7 +28,8 @@ from investigations.services.teams import team_create
 from investigations.templatetags.knowledge import entry_text
 from tests.conftest import HOSTILE_STRINGS, ApiClient, make_user
 
-pytestmark = pytest.mark.django_db
+# The shipped entries, put back if a transactional test of this process emptied them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shipped_knowledge")]
 
 SHIPPED = json.loads(
     (

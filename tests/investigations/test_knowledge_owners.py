@@ -16,7 +16,8 @@ from investigations.models import CaseRootCause, RootCause, Team
 from investigations.services.investigations import investigation_create, investigation_set_status
 from tests.conftest import ApiClient, loaded_page, make_user
 
-pytestmark = pytest.mark.django_db
+# The shipped entries, put back if a transactional test of this process emptied them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shipped_knowledge")]
 
 SHIPPED = "cpu-governor-powersave"
 

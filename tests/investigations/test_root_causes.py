@@ -23,7 +23,8 @@ from investigations.services.findings import PairVerdicts, findings_record
 from investigations.services.investigations import investigation_create
 from tests.conftest import ApiClient, loaded_page
 
-pytestmark = pytest.mark.django_db
+# The shipped entries, put back if a transactional test of this process emptied them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shipped_knowledge")]
 ANALYSIS = Path(__file__).resolve().parents[2] / "investigations" / "analysis"
 HOSTILE = '<script>alert("x")</script> {{ 7*7 }} "; DROP TABLE'
 

@@ -20,7 +20,8 @@ from investigations.services.path import path_from_text
 from investigations.services.teams import team_create
 from tests.conftest import ApiClient
 
-pytestmark = pytest.mark.django_db
+# The shipped entries, put back if a transactional test of this process emptied them.
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("shipped_knowledge")]
 
 HX = {"HTTP_HX_REQUEST": "true"}
 

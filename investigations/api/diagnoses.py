@@ -19,11 +19,11 @@ from investigations.services.diagnoses import (
     DEFAULT_BUDGET_SECONDS,
     DEFAULT_SECONDS,
     MAX_BUDGET_SECONDS,
-    MAX_STEPS,
     MIN_BUDGET_SECONDS,
     diagnosis_cancel,
     diagnosis_request,
 )
+from investigations.services.ladders import MAX_STEPS
 
 router = Router(tags=["diagnoses"])
 # A command name as collectors.profile.validate_process takes it, or empty: found on the host.

@@ -11,7 +11,6 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
 from collectors.baseline.suite import benchmarks_of
-from collectors.loadrun import validate_url
 from collectors.phrase import Phrase
 from collectors.profile import MAX_SECONDS as MAX_PROFILE_SECONDS
 from collectors.profile import validate_process
@@ -34,10 +33,9 @@ from investigations.services.diagnosis_stages import (
 )
 from investigations.services.ladders import (
     HOLD_START_SECONDS,
-    MAX_LOAD,
-    MAX_STEPS,
     SLOT_MARGIN_SECONDS,
     START_DELAY_SECONDS,
+    ladder_settings_check,
 )
 
 STAGES = [stage.value for stage in DiagnosisStage]
@@ -53,6 +51,19 @@ DEFAULT_BASELINE = {"repeat": 1, "seconds": 3}
 AT_KNEE_AFTER_SECONDS = 30
 
 
+# The ladder settings a diagnosis's load may carry (its own or its last ladder's), besides
+# the URLs and steps, checked as a ladder checks them.
+LADDER_CHECKED = (
+    "step_seconds",
+    "warmup_seconds",
+    "tool",
+    "load_kind",
+    "stop_error_rate",
+    "stop_p99_ms",
+    "margin",
+)
+
+
 def _load(load: dict | None, investigation) -> tuple[dict | None, str, dict]:
     """(the load settings, where they came from, errors): the given fields over the last
     ladder's settings."""
@@ -61,39 +72,21 @@ def _load(load: dict | None, investigation) -> tuple[dict | None, str, dict]:
     if not given and previous is None:
         return None, "", {}
     settings = {**(previous or {}), **given}
-    errors = {}
-    for key in ("side_a_url", "side_b_url"):
-        if not settings.get(key):
-            errors[key] = _("Give this side's URL (no earlier ladder of this case names one).")
-            continue
-        try:
-            settings[key] = validate_url(str(settings[key]))
-        except ValueError as error:
-            errors[key] = message_of(error)
-    steps = settings.get("steps")
-    if not steps:
-        errors["steps"] = _("Give the loads of the steps, e.g. 10, 20, 50, 100.")
-    elif (
-        not isinstance(steps, list)
-        or len(steps) > MAX_STEPS
-        or not all(isinstance(s, int) and not isinstance(s, bool) for s in steps)
-        or not all(1 <= s <= MAX_LOAD for s in steps)
-        or any(b <= a for a, b in zip(steps, steps[1:], strict=False))
-    ):
-        errors["steps"] = _(
-            "At most %(count)s whole numbers from 1 to %(max)s, each higher than the one before."
-        ) % {"count": MAX_STEPS, "max": MAX_LOAD}
     settings.setdefault("step_seconds", 30)
     settings.setdefault("warmup_seconds", 5)
     settings.setdefault("tool", LoadTool.WRK)
-    step_seconds = settings["step_seconds"]
-    if not isinstance(step_seconds, int) or not 1 <= step_seconds <= 600:
-        errors["step_seconds"] = _("A step lasts 1 to 600 seconds.")
-    warmup = settings["warmup_seconds"]
-    if not isinstance(warmup, int) or not 0 <= warmup <= 300:
-        errors["warmup_seconds"] = _("The warm-up lasts 0 to 300 seconds.")
-    if settings["tool"] not in LoadTool.values:
-        errors["tool"] = _("Choose one of: %(choices)s.") % {"choices": ", ".join(LoadTool.values)}
+    missing = {
+        key: _("Give this side's URL (no earlier ladder of this case names one).")
+        for key in ("side_a_url", "side_b_url")
+        if not settings.get(key)
+    }
+    urls, errors = ladder_settings_check(
+        **{key: settings.get(key) or "" for key in ("side_a_url", "side_b_url")},
+        **{key: settings[key] for key in LADDER_CHECKED if key in settings},
+        steps=settings.get("steps") or [],
+    )
+    errors.update(missing)
+    settings.update({f"side_{side}_url": url for side, url in urls.items()})
     source = "request" if given else "last_ladder"
     return settings, source, errors
 

@@ -82,6 +82,44 @@ def load_unit(*, load_kind: str) -> str:
     return gettext_noop("requests/s") if load_kind == LoadKind.RATE else gettext_noop("connections")
 
 
+def ladder_settings_check(
+    *,
+    side_a_url: str,
+    side_b_url: str,
+    steps: list[int],
+    step_seconds: int = 30,
+    warmup_seconds: int = 5,
+    tool: str = LoadTool.WRK,
+    load_kind: str = LoadKind.CONCURRENCY,
+    stop_error_rate: float = 0.05,
+    stop_p99_ms: float | None = None,
+    margin: float = 0.2,
+) -> tuple[dict, dict]:
+    """(each side's URL as validated, {field: error}) of a ladder's settings, what the case
+    holds aside (its load generators); a diagnosis checks its load with it too."""
+    errors = _check_numbers(
+        steps, step_seconds, warmup_seconds, stop_error_rate, stop_p99_ms, margin
+    )
+    urls = {}
+    for side, url in (("a", side_a_url), ("b", side_b_url)):
+        try:
+            urls[side] = validate_url(url)
+        except ValueError as error:
+            errors[f"side_{side}_url"] = message_of(error)
+    if tool not in LoadTool.values:
+        errors["tool"] = _("Choose one of: %(choices)s.") % {"choices": ", ".join(LoadTool.values)}
+    if load_kind not in LoadKind.values:
+        errors["load_kind"] = _("Choose one of: %(choices)s.") % {
+            "choices": ", ".join(LoadKind.values)
+        }
+    elif load_kind == LoadKind.RATE and tool not in RATE_TOOLS:
+        errors["load_kind"] = _(
+            "%(tool)s cannot hold a request rate: step requests/s with %(tools)s, or step "
+            "connections."
+        ) % {"tool": tool, "tools": get_text_list(RATE_TOOLS, _("or"))}
+    return urls, errors
+
+
 @transaction.atomic
 def ladder_request(
     *,
@@ -105,26 +143,18 @@ def ladder_request(
     step starts `start_in` seconds from now (after its warm-up). `generators`: each side's
     load generator (its EnvironmentMember, by side key), else the side's first one;
     `rerun_of`: the ladder this one runs again (services/ladder_reruns.py)."""
-    errors = _check_numbers(
-        steps, step_seconds, warmup_seconds, stop_error_rate, stop_p99_ms, margin
+    urls, errors = ladder_settings_check(
+        side_a_url=side_a_url,
+        side_b_url=side_b_url,
+        steps=steps,
+        step_seconds=step_seconds,
+        warmup_seconds=warmup_seconds,
+        tool=tool,
+        load_kind=load_kind,
+        stop_error_rate=stop_error_rate,
+        stop_p99_ms=stop_p99_ms,
+        margin=margin,
     )
-    urls = {}
-    for side, url in (("a", side_a_url), ("b", side_b_url)):
-        try:
-            urls[side] = validate_url(url)
-        except ValueError as error:
-            errors[f"side_{side}_url"] = message_of(error)
-    if tool not in LoadTool.values:
-        errors["tool"] = _("Choose one of: %(choices)s.") % {"choices": ", ".join(LoadTool.values)}
-    if load_kind not in LoadKind.values:
-        errors["load_kind"] = _("Choose one of: %(choices)s.") % {
-            "choices": ", ".join(LoadKind.values)
-        }
-    elif load_kind == LoadKind.RATE and tool not in RATE_TOOLS:
-        errors["load_kind"] = _(
-            "%(tool)s cannot hold a request rate: step requests/s with %(tools)s, or step "
-            "connections."
-        ) % {"tool": tool, "tools": get_text_list(RATE_TOOLS, _("or"))}
     generators = generators or {
         side: ladder_load_generator(investigation=investigation, side_key=side)
         for side in ("a", "b")

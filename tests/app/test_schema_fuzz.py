@@ -122,7 +122,7 @@ REFUSALS = {
         Refusal(f"POST {INVESTIGATION}/path/text", "text", "Column "),
         # Two ladders compared: `with` is not the path's own id.
         Refusal("GET /api/ladders/{ladder_id}/compare", "with", "with another ladder"),
-        Refusal(f"POST {INVESTIGATION}/diagnoses", "steps", "each higher than the one before"),
+        Refusal(f"POST {INVESTIGATION}/diagnoses", "steps", "A ladder steps up"),
         # A capture filter's characters are stated; whether tcpdump compiles it is tcpdump's.
         Refusal(None, "filter", "tcpdump cannot compile this filter"),
         Refusal(None, "filter_a", "tcpdump cannot compile this filter"),

@@ -15,7 +15,7 @@ from investigations.choices import BaselineStatus, EventKind, HostRole
 from investigations.models import BaselineResult, CollectionTarget, Investigation
 from investigations.phrases import message_of, with_phrases
 from investigations.selectors.baselines import baseline_table, host_roles
-from investigations.services.findings import PairVerdicts, findings_record
+from investigations.services.findings import PairVerdicts, findings_recheck
 from investigations.services.targets import artifact_store, target_succeed
 from investigations.services.timeline import timeline_event_log
 from investigations.uploads import too_large, uploads_read
@@ -170,14 +170,14 @@ def baseline_import(
 def baseline_refresh(*, investigation: Investigation) -> None:
     """What reads the baseline: a finding for each row where one side is clearly worse,
     per role (the network rows as the role "")."""
-    rows = baseline_table(investigation=investigation)
-    by_role: dict[str, list] = {}
-    for row in rows:
-        by_role.setdefault(row.role, []).append(row)
-    findings_record(
-        investigation=investigation,
-        pairs=[
+
+    def read_pairs() -> list[PairVerdicts]:
+        by_role: dict[str, list] = {}
+        for row in baseline_table(investigation=investigation):
+            by_role.setdefault(row.role, []).append(row)
+        return [
             PairVerdicts(f"baseline:{role}", None, None, evaluate_baseline(role_rows))
             for role, role_rows in by_role.items()
-        ],
-    )
+        ]
+
+    findings_recheck(investigation=investigation, read_pairs=read_pairs)

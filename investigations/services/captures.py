@@ -34,7 +34,7 @@ from investigations.models import Capture, CollectionTarget, Investigation, Job
 from investigations.phrases import message_of, translate
 from investigations.selectors.captures import CAPTURE_JOB, OVERDUE, capture_pairs
 from investigations.services.checklist import checklist_refresh
-from investigations.services.findings import PairVerdicts, findings_record
+from investigations.services.findings import PairVerdicts, findings_recheck
 from investigations.services.targets import target_succeed
 from investigations.services.timeline import timeline_event_log
 
@@ -309,9 +309,9 @@ def capture_analysis_fail(*, capture_id: int, error: Phrase | str = OVERDUE) -> 
 def capture_refresh(*, investigation: Investigation) -> None:
     """What reads the captures: the findings of every pair's newest captures, then the
     checklist's capture step."""
-    findings_record(
+    findings_recheck(
         investigation=investigation,
-        pairs=[
+        read_pairs=lambda: [
             PairVerdicts(
                 pair.key,
                 pair.host_a,

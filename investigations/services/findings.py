@@ -1,5 +1,6 @@
 """Findings: the rules' verdicts, raised once, resolved when the difference goes away."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
@@ -45,9 +46,9 @@ class PairVerdicts:
 @transaction.atomic
 def findings_refresh(*, investigation: Investigation) -> None:
     """Re-run the fact rules on the newest facts of every complete host pair."""
-    findings_record(
+    findings_recheck(
         investigation=investigation,
-        pairs=[
+        read_pairs=lambda: [
             PairVerdicts(
                 pair.key,
                 pair.a.host,
@@ -60,12 +61,30 @@ def findings_refresh(*, investigation: Investigation) -> None:
     )
 
 
+def _lock(investigation: Investigation) -> None:
+    """One refresh of the findings at a time per investigation (till the transaction ends)."""
+    Investigation.objects.select_for_update().filter(pk=investigation.pk).first()
+
+
+def findings_recheck(
+    *, investigation: Investigation, read_pairs: Callable[[], list[PairVerdicts]]
+) -> None:
+    """The rules' verdicts on the pairs `read_pairs` reads, read only once the case is locked.
+    Two threads that store the two sides of a pair at once (a diagnosis's captures at the
+    knee, a collection each) and each read the pairs before waiting for the lock would each
+    see its own side alone, and neither would compare them; read after the lock, the second
+    sees what the first committed."""
+    _lock(investigation)
+    findings_record(investigation=investigation, pairs=read_pairs())
+
+
 @transaction.atomic
 def findings_record(*, investigation: Investigation, pairs: list[PairVerdicts]) -> None:
     """The rules' verdicts on these pairs, now: findings raised once, updated, back when they
     return, resolved when their pair no longer shows them."""
-    # One refresh at a time per investigation: targets finishing together would race.
-    Investigation.objects.select_for_update().filter(pk=investigation.pk).first()
+    # One refresh at a time per investigation: targets finishing together would race (and
+    # a refresh reads its pairs after this lock: findings_recheck).
+    _lock(investigation)
     now = timezone.now()
     # Rows, not models: a case holds hundreds of findings, and most come back as they were.
     existing = {

@@ -30,7 +30,7 @@ from investigations.models import CollectionTarget, Host, Investigation, Profile
 from investigations.phrases import message_of, translate
 from investigations.selectors.profiles import profile_pairs
 from investigations.services.checklist import checklist_refresh
-from investigations.services.findings import PairVerdicts, findings_record
+from investigations.services.findings import PairVerdicts, findings_recheck
 from investigations.services.targets import artifact_store, target_succeed
 from investigations.services.timeline import label_phrase, timeline_event_log
 from investigations.uploads import too_large, uploads_read
@@ -266,12 +266,11 @@ def _not_this_format(name: str, chosen: str, recognised: Recognised) -> str | No
 def profile_refresh(*, investigation: Investigation) -> None:
     """What reads the profiles: the findings of every pair's newest profiles, then the
     checklist's profiling step."""
-    pairs = profile_pairs(investigation=investigation)
-    findings_record(
+    findings_recheck(
         investigation=investigation,
-        pairs=[
+        read_pairs=lambda: [
             PairVerdicts(pair.key, pair.host_a, pair.host_b, evaluate_profiles(*_folded(pair)))
-            for pair in pairs
+            for pair in profile_pairs(investigation=investigation)
         ],
     )
     checklist_refresh(investigation=investigation, keys=["profile_at_knee"])

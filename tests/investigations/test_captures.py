@@ -447,6 +447,55 @@ def test_a_capture_of_its_header_alone_is_kept(personas):
     assert [capture.size for capture in captures] == [24, 28]
 
 
+def test_two_sides_analysed_at_the_same_moment_are_compared_with_each_other(personas, monkeypatch):
+    """Two workers store the two sides at once (as a diagnosis's knee does: a collection
+    each), each in its own transaction, and each reads the pairs for the findings. The
+    second to read must see the side the first committed: before, both read before either
+    had committed, neither saw a pair, and the difference was never found."""
+    from django.db import connection
+
+    from investigations.services import captures as service
+
+    queued = []
+    monkeypatch.setattr(service, "enqueue", lambda task, *args, **options: queued.append(args))
+    for side, content in (("a", pcap_of(3, 3, pause=0.3)), ("b", pcap_of(3, 3))):
+        capture_import(
+            investigation=personas.investigation,
+            user=personas.member,
+            side_key=side,
+            uploads=[upload(f"side-{side}.pcap", content)],
+        )
+    both_stored = threading.Barrier(2, timeout=30)
+    refresh = service.capture_refresh
+
+    def refresh_once_both_stored(*, investigation):
+        both_stored.wait()  # each side is stored, in a transaction still open
+        refresh(investigation=investigation)
+
+    monkeypatch.setattr(service, "capture_refresh", refresh_once_both_stored)
+    failures = []
+
+    def worker(capture_id):
+        try:
+            capture_analyse_stored(capture_id=capture_id, seconds=60)
+        except BaseException as error:
+            failures.append(error)
+        finally:
+            connection.close()
+
+    workers = [threading.Thread(target=worker, args=args) for args in queued]
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+
+    assert len(queued) == 2 and not failures, failures
+    rules = set(
+        Finding.objects.filter(investigation=personas.investigation).values_list("rule", flat=True)
+    )
+    assert "capture_request_pauses" in rules, rules
+
+
 # In one transaction, rolled back: no worker gets the analysis it would enqueue.
 @pytest.mark.django_db
 def test_a_truncated_capture_is_analysed_up_to_the_damage(personas):

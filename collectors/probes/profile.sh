@@ -81,7 +81,17 @@ stoppable "$PIDFILE" "${SUDO:+sudo}" $SUDO timeout -k 5 $((SECONDS_ + 60)) \
 rc=$?
 [ "$rc" = 143 ] && exit 143  # stopped (a cancel): no perf script of a part
 if [ "$rc" != 0 ] || [ ! -s "$dir/perf.data" ]; then
-    grep -v '^\[ perf record' "$dir/err" | head -n 5 >&2
+    said=$(grep -v '^\[ perf record' "$dir/err" | head -n 5)
+    # perf does not always say why: then what is known (a bare "exit status 6" is not).
+    if [ -n "$said" ]; then
+        echo "$said" >&2
+    elif [ "$rc" = 124 ]; then
+        echo "perf record did not end within $((SECONDS_ + 60)) s and was stopped" >&2
+    elif [ "$rc" != 0 ]; then
+        echo "perf record ended with exit status $rc and said nothing" >&2
+    else
+        echo "perf record ended without an error but wrote no data" >&2
+    fi
     exit 6
 fi
 $SUDO perf script -F +pid -i "$dir/perf.data" 2>/dev/null

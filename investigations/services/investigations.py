@@ -196,7 +196,8 @@ def investigation_create(
         author=user,
         details={"old": None, "new": Status.OPEN},
     )
-    checklist_refresh(investigation=investigation)
+    # A case just opened holds no evidence but its own fields: only the symptom can be done.
+    checklist_refresh(investigation=investigation, keys=["symptom"])
     investigation_index(investigation=investigation)
     return investigation
 

@@ -138,6 +138,8 @@ def capture_pairs(*, investigation: Investigation) -> list[EvidencePair]:
     by_host: dict[tuple, list] = {}
     for row in _comparable(investigation):
         by_host.setdefault((row.host_id, row.side.key), []).append(row)
+    if not by_host:
+        return []  # nothing to pair: the host pairs are not read
     chosen, seen = [], set()
     for pair in host_pairs(investigation=investigation):
         if pair.a is None or pair.b is None:

@@ -30,6 +30,8 @@ def newest_pairs(*, investigation, rows, kind: str) -> list[EvidencePair]:
     newest: dict[tuple[int | None, str], object] = {}
     for row in rows:
         newest.setdefault((row.host_id, row.side.key), row)
+    if not newest:
+        return []  # nothing to pair: the host pairs are not read
     pairs, seen = [], set()
     for pair in host_pairs(investigation=investigation):
         if pair.a is None or pair.b is None:

@@ -1,6 +1,7 @@
 """Diagnosis runs end to end: real sshd test hosts, a real Celery worker, real tools (facts,
 sysbench, wrk, perf, tcpdump, ss), through the JSON API."""
 
+import glob
 import io
 import socket
 
@@ -287,8 +288,8 @@ def test_a_url_that_refuses_fails_the_ladder_saying_so_and_the_knee_does_not_run
 def test_cancel_in_the_baseline_or_the_ladder_stops_its_tools_on_every_host(
     personas, celery_worker, served, stage, body, tool
 ):
-    """The knee has its own test above; the facts probe's cancel is the facts kind's own
-    (test_cancel.py): here the two stages whose tools run for long."""
+    """The knee and the facts stage have their own tests: here the two stages whose tools
+    run for long."""
     require(tool)
     _placed, urls = served
     api = ApiClient(personas.member)
@@ -310,3 +311,33 @@ def test_cancel_in_the_baseline_or_the_ladder_stops_its_tools_on_every_host(
     for ladder in Ladder.objects.filter(investigation=personas.investigation):
         wait_for(lambda row=ladder: Ladder.objects.get(pk=row.pk).status in ENDED, timeout=30)
         assert Ladder.objects.get(pk=ladder.pk).status == "cancelled"
+
+
+def test_cancel_in_the_facts_stage_stops_the_probe_on_every_host(
+    personas, celery_worker, credential, start_host
+):
+    """The fourth stage's cancel, through the run (the facts kind's own is in test_cancel.py):
+    the probe hangs in one program (sleep 3600) until the run is cancelled."""
+    api = ApiClient(personas.member)
+    for side in ("a", "b"):
+        test_host = start_host(f"diagnosed-{side}", hang_tools=["systemd-detect-virt"])
+        trust(api, place(personas, credential, test_host, side))
+    started = start(api, personas, {"stages": ["facts"]})
+
+    def probing() -> bool:
+        found = stages_of(api.get(f"/api/diagnoses/{started['id']}").body)["facts"]
+        return found["status"] == "running" and not none_left("sleep")
+
+    wait_for(probing, timeout=60, interval=0.5)
+    cancelled = api.post(f"/api/diagnoses/{started['id']}/cancel", {})
+
+    assert cancelled.status_code == 200, cancelled.body
+    assert cancelled.body["status"] == "cancelled"
+    assert stages_of(cancelled.body)["facts"]["status"] == "cancelled"
+    assert wait_for(lambda: none_left("sleep"), timeout=30)
+    (collection,) = Collection.objects.filter(investigation=personas.investigation)
+    wait_for(lambda: Collection.objects.get(pk=collection.pk).completed_at, timeout=30)
+    assert {t.status for t in collection.targets.all()} == {"cancelled"}
+    assert not FactSnapshot.objects.filter(investigation=personas.investigation).exists()
+    targets = collection.targets.values_list("pk", flat=True)
+    assert [p for t in targets for p in glob.glob(f"/tmp/perfcase-facts-{t}-*")] == []

@@ -45,6 +45,10 @@ STATE_SET = {
 }
 
 
+# The checklist steps whose evidence is the path: the only ones a change to it can move.
+PATH_STEPS = ["path", "rule_out_path"]
+
+
 def _log(investigation: Investigation, summary: Phrase, user, **details) -> None:
     timeline_event_log(
         investigation=investigation,
@@ -131,7 +135,7 @@ def path_node_create(
         user,
         node=node.pk,
     )
-    checklist_refresh(investigation=investigation)
+    checklist_refresh(investigation=investigation, keys=PATH_STEPS)
     return node
 
 
@@ -169,7 +173,7 @@ def path_node_delete(*, node: PathNode, user) -> None:
     investigation, label = node.investigation, node.label
     node.delete()
     _log(investigation, Phrase(gettext_noop("Path: node %(node)s removed"), node=label), user)
-    checklist_refresh(investigation=investigation)
+    checklist_refresh(investigation=investigation, keys=PATH_STEPS)
 
 
 @transaction.atomic
@@ -225,7 +229,7 @@ def path_node_set_state(
         old=old,
         new=state,
     )
-    checklist_refresh(investigation=node.investigation)
+    checklist_refresh(investigation=node.investigation, keys=PATH_STEPS)
     return node
 
 
@@ -274,7 +278,7 @@ def path_edge_create(*, investigation: Investigation, user, source, target, **fi
         user,
         edge=edge.pk,
     )
-    checklist_refresh(investigation=investigation)
+    checklist_refresh(investigation=investigation, keys=PATH_STEPS)
     return edge
 
 
@@ -311,7 +315,7 @@ def path_edge_delete(*, edge: PathEdge, user) -> None:
     )
     edge.delete()
     _log(investigation, summary, user)
-    checklist_refresh(investigation=investigation)
+    checklist_refresh(investigation=investigation, keys=PATH_STEPS)
 
 
 @transaction.atomic
@@ -359,5 +363,5 @@ def path_from_text(*, investigation: Investigation, user, text: str) -> list[Pat
         user,
         text=text,
     )
-    checklist_refresh(investigation=investigation)
+    checklist_refresh(investigation=investigation, keys=PATH_STEPS)
     return [nodes[n.label] for n in spec.nodes]

@@ -70,11 +70,6 @@ def test_the_injected_difference_is_named_first(
     named_first(CASES[name], personas, test_hosts)
 
 
-@pytest.mark.skip(
-    reason="Open bug: 1 run in 3 the knee's captures show zero windows on side A only (9 "
-    "against 0) and yet no capture_zero_windows finding is recorded, so nothing is ranked; "
-    "`python -m tests.bench.bench_scenarios --cases slow-receiver` runs the case meanwhile."
-)
 def test_a_dependency_that_reads_slowly_on_one_side_is_named_from_the_knee_capture(
     personas, celery_worker, test_hosts, shipped_knowledge
 ):

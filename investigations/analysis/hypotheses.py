@@ -187,11 +187,20 @@ def _unique_missing(missing: list[dict]) -> list[dict]:
 
 def rank(entries: list[Entry], evidence: CaseEvidence) -> list[Hypothesis]:
     """The entries with evidence for them, most likely first: those whose decisive evidence
-    is there before those whose is not, then by score, then by title."""
+    is there before those whose is not, then by score; at the same score the one less is
+    missing for (its evidence more complete), then the one more evidence is for, then by
+    title."""
     scored = [score_entry(entry, evidence) for entry in entries if entry.signals]
     ranked = sorted(
         (h for h in scored if h.supporting),
-        key=lambda h: (not h.decisive_met, -h.score, h.entry.title.lower(), h.entry.id),
+        key=lambda h: (
+            not h.decisive_met,
+            -h.score,
+            len(h.missing),
+            -len(h.supporting),
+            h.entry.title.lower(),
+            h.entry.id,
+        ),
     )
     for number, hypothesis in enumerate(ranked, start=1):
         hypothesis.rank = number

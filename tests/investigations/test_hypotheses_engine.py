@@ -221,6 +221,36 @@ def test_a_cause_without_its_decisive_evidence_is_not_ranked_above_one_with_it()
     assert COMPARED["facts"] in ranked[1].against
 
 
+def test_at_the_same_score_the_cause_with_nothing_missing_comes_first_not_the_first_title():
+    decisive = {"source": "finding", "weight": 0.6, "direction": "for", "decisive": True}
+    alpha = Entry(
+        1,
+        "alpha",
+        "Alpha",
+        [
+            {**decisive, "rule": "a"},
+            {"source": "profile", "measure": "lock_contention", "verdict": "differs",
+             "weight": 0.5, "direction": "for"},
+        ],
+    )  # fmt: skip
+    beta = Entry(2, "beta", "Beta", [{**decisive, "rule": "b"}])
+    evidence = evidence_of([], compared={k: v for k, v in COMPARED.items() if k != "profile"})
+    evidence.findings = [
+        FindingFact("a", "", Item("finding", 1, "a", "#1")),
+        FindingFact("b", "", Item("finding", 2, "b", "#2")),
+    ]
+
+    ranked = rank([alpha, beta], evidence)
+
+    assert [h.score for h in ranked] == [0.6, 0.6]
+    assert [h.entry.slug for h in ranked] == ["beta", "alpha"]
+    assert [m["kind"] for m in ranked[1].missing] == ["profile"]
+    # With the profiles compared (and nothing found there), nothing is missing: the title
+    # decides.
+    evidence.compared = dict(COMPARED)
+    assert [h.entry.slug for h in rank([alpha, beta], evidence)] == ["alpha", "beta"]
+
+
 def test_missing_sources_are_named_and_contributions_add_up_to_the_score():
     entry = next(e for e in ENTRIES if e.slug == "short-lived-tls-connections")
     evidence = evidence_of(

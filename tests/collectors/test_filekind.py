@@ -4,9 +4,11 @@ stacks), and every importer refuses every other kind, naming the file and what i
 wrong-kind matrix. Then the real variants each parser must read, and a seeded fuzz of each
 parser over mutations of its real samples."""
 
+import gc
 import gzip
 import random
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -315,21 +317,50 @@ def _mutate(rng: random.Random, data: bytes) -> bytes:
 FUZZED = sorted({format for _name, _content, format in SAMPLE_LIST if format in PARSERS})
 
 
+# What one call on a mutated sample (at most about 20 KB) may allocate at its peak, and
+# what may stay allocated after all of them: far above what a sane parse needs, far below
+# what a blow-up (a number read as a repeat count, a quadratic copy) takes.
+PEAK_BYTES = 4 * MB
+KEPT_BYTES = 1 * MB
+
+
 @pytest.mark.parametrize("format", FUZZED)
 def test_each_parser_fails_only_with_its_own_error_on_mutated_real_samples(format):
     rng = random.Random(f"filekind-{format}")
     seeds = [content for _name, content, f in SAMPLE_LIST if f == format]
-    for _ in range(300):
-        mutated = _mutate(rng, rng.choice(seeds))
+    peaks = []
+
+    def bounded(call, *args):
+        tracemalloc.reset_peak()
         try:
-            data, _kind = read_as("fuzz", mutated, formats=(format,), max_bytes=MB)
-            PARSERS[format](data)
-        except (FileRefused, *OWN_ERRORS):
-            pass  # refused in words; any other exception fails the test with its input
-        try:  # the parser alone, as a ladder run or the pack calls it
-            PARSERS[format](mutated)
-        except OWN_ERRORS:
-            pass
+            return call(*args)
+        finally:
+            peaks.append((tracemalloc.get_traced_memory()[1], len(args[-1])))
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(300):
+            mutated = _mutate(rng, rng.choice(seeds))
+            try:
+                data, _kind = bounded(
+                    lambda m: read_as("fuzz", m, formats=(format,), max_bytes=MB), mutated
+                )
+                bounded(PARSERS[format], data)
+            except (FileRefused, *OWN_ERRORS):
+                pass  # refused in words; any other exception fails the test with its input
+            try:  # the parser alone, as a ladder run or the pack calls it
+                bounded(PARSERS[format], mutated)
+            except OWN_ERRORS:
+                pass
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+    assert max(peak for peak, _size in peaks) < PEAK_BYTES, max(peaks)
+    assert kept < KEPT_BYTES, kept
 
 
 def test_k6s_point_stream_is_named_for_what_it_is_not_read_as_a_summary():

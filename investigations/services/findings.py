@@ -66,6 +66,7 @@ def _lock(investigation: Investigation) -> None:
     Investigation.objects.select_for_update().filter(pk=investigation.pk).first()
 
 
+@transaction.atomic
 def findings_recheck(
     *, investigation: Investigation, read_pairs: Callable[[], list[PairVerdicts]]
 ) -> None:

@@ -1,7 +1,6 @@
 """Diagnosis runs end to end: real sshd test hosts, a real Celery worker, real tools (facts,
 sysbench, wrk, perf, tcpdump, ss), through the JSON API."""
 
-import glob
 import io
 import socket
 
@@ -13,6 +12,7 @@ from investigations.selectors.captures import ladder_captures
 from investigations.selectors.profiles import ladder_profiles
 from tests.conftest import ApiClient, wait_for
 from tests.conftest import trust_host_key as trust
+from tests.investigations.test_cancel import left_files
 from tests.investigations.test_facts_end_to_end import place
 from tests.ladders import none_left, require
 from tests.loadservers import SERVER
@@ -339,5 +339,4 @@ def test_cancel_in_the_facts_stage_stops_the_probe_on_every_host(
     wait_for(lambda: Collection.objects.get(pk=collection.pk).completed_at, timeout=30)
     assert {t.status for t in collection.targets.all()} == {"cancelled"}
     assert not FactSnapshot.objects.filter(investigation=personas.investigation).exists()
-    targets = collection.targets.values_list("pk", flat=True)
-    assert [p for t in targets for p in glob.glob(f"/tmp/perfcase-facts-{t}-*")] == []
+    assert left_files({"id": collection.pk}, "/tmp/perfcase-facts-{target}-*") == []

@@ -168,6 +168,16 @@ def _slow_dependency_on(slow_side: str):
     return start
 
 
+def _waiting_client_on(waiting_side: str, wait_ms: int = 120):
+    # 120 ms: above the capture's gap threshold (100 ms), and the ladder's 8 connections
+    # served one after another still finish within wrk's 2 s timeout.
+    def start(side: str, host: TestHost) -> int:
+        waits = wait_ms if side == waiting_side else 0
+        return start_forwarder(host, chunk_kb=1, answered=True, wait_ms=waits)
+
+    return start
+
+
 def _confined_on(side_to_confine: str, make):
     def confine(side: str):
         return make() if side == side_to_confine else contextlib.nullcontext()
@@ -238,6 +248,16 @@ CASES: dict[str, Case] = {
             b={"dump": None},
             stages=("ladder", "at_knee"),
             service=_slow_dependency_on("a"),
+            load=True,
+        ),
+        Case(
+            "client-pauses",
+            "client-waits-before-requests",
+            "side A's service waits 120 ms before each request it sends its dependency",
+            a={"dump": None},
+            b={"dump": None},
+            stages=("ladder", "at_knee"),
+            service=_waiting_client_on("a"),
             load=True,
         ),
     )

@@ -3,13 +3,18 @@ there (through the host, so in its PID namespace and its cgroup, left running as
 
 FORWARDER: an HTTP service that, for each request, works 2 ms, then writes `chunk_kb` KiB to
 its dependency over one connection it opened at start (under one lock, as a single client of
-a database or a log shipper would), then answers. SINK: that dependency, reading `read_kb`
-KiB at a time with `pause_ms` between reads (and a receive buffer of `buffer_kb` KiB, when
-not 0): with a pause, a slow receiver whose window fills and advertises zero; without, a
-fast one.
+a database or a log shipper would), then answers. With `answered` 1 it reads the dependency's
+short answer after each write (a request and its reply), and with `wait_ms` it first waits
+that long (a client that pauses before each of its requests: a rate limiter, a timer, a pool
+waiting for its connection). SINK: that
+dependency, reading `read_kb` KiB at a time with `pause_ms` between reads (and a receive
+buffer of `buffer_kb` KiB, when not 0): with a pause, a slow receiver whose window fills and
+advertises zero; without, a fast one. With `answer` 1, it answers each read with a short
+reply.
 """
 
 import io
+import random
 import socket
 import time
 
@@ -20,7 +25,7 @@ FORWARDER = r"""
 import hashlib, sys, socket, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-port, dependency, chunk_kb = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+port, dependency, chunk_kb, answered, wait_ms = (int(v) for v in sys.argv[1:6])
 for attempt in range(100):  # the sink may still be starting
     try:
         upstream = socket.create_connection(("127.0.0.1", dependency))
@@ -39,7 +44,11 @@ class Handler(BaseHTTPRequestHandler):
         while time.perf_counter() < deadline:  # some work of its own (so perf has samples)
             digest = hashlib.sha256(digest).digest()
         with lock:
+            if wait_ms:
+                time.sleep(wait_ms / 1000)
             upstream.sendall(chunk)
+            if answered:
+                upstream.recv(64)
         body = b"ok\n"
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -58,7 +67,7 @@ Server(("127.0.0.1", port), Handler).serve_forever()
 
 SINK = r"""
 import sys, socket, time
-port, read_kb, pause_ms, buffer_kb = (int(v) for v in sys.argv[1:5])
+port, read_kb, pause_ms, buffer_kb, answer = (int(v) for v in sys.argv[1:6])
 listener = socket.socket()
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 if buffer_kb:
@@ -67,15 +76,25 @@ listener.bind(("127.0.0.1", port))
 listener.listen(8)
 connection, _ = listener.accept()
 while connection.recv(read_kb * 1024):
+    if answer:
+        connection.sendall(b"ok\n")
     if pause_ms:
         time.sleep(pause_ms / 1000)
 """
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A free port below the kernel's ephemeral range (32768 and up), as a real server's
+    is: a capture that missed a connection's start takes its lower port for the server's,
+    and a port from the ephemeral range could be higher than its client's."""
+    for port in random.sample(range(20000, 32768), 200):
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port between 20000 and 32767")
 
 
 def listening(port: int) -> bool:
@@ -120,15 +139,19 @@ def start_http(host) -> int:
     return port
 
 
-def start_forwarder(host, *, slow: bool, chunk_kb: int = 16) -> int:
-    """The sink (slow, or fast) and the forwarder writing to it; the forwarder's port.
+def start_forwarder(
+    host, *, slow: bool = False, chunk_kb: int = 16, answered: bool = False, wait_ms: int = 0
+) -> int:
+    """The sink (slow, or fast) and the forwarder writing to it (each write answered by the
+    sink, and `wait_ms` before each, when asked); the forwarder's port.
     The sink is not probed for listening (it accepts one connection only: the forwarder's,
     which tries again while the sink starts)."""
     dependency = free_port()
     # Slow: 16 KiB at a time, 50 ms apart (320 KB/s); fast: whatever is there, at once,
     # through a 4 MiB buffer (so that a busy machine's pause in reading closes no window).
-    run_daemon(host, SINK, dependency, *((16, 50, 0) if slow else (1024, 0, 4096)))
+    reads = (16, 50, 0) if slow else (1024, 0, 4096)
+    run_daemon(host, SINK, dependency, *reads, int(answered))
     port = free_port()
-    run_daemon(host, FORWARDER, port, dependency, chunk_kb)
+    run_daemon(host, FORWARDER, port, dependency, chunk_kb, int(answered), wait_ms)
     wait_listening(port)
     return port

@@ -70,13 +70,14 @@ def test_the_injected_difference_is_named_first(
     named_first(CASES[name], personas, test_hosts)
 
 
-def test_a_dependency_that_reads_slowly_on_one_side_is_named_from_the_knee_capture(
-    personas, celery_worker, test_hosts, shipped_knowledge
+@pytest.mark.parametrize("name", [name for name, case in CASES.items() if case.load])
+def test_a_cause_on_one_side_of_the_traffic_is_named_from_the_knee_capture(
+    name, personas, celery_worker, test_hosts, shipped_knowledge
 ):
     for tool in LOAD_TOOLS:
         require(tool)
 
-    named_first(CASES["slow-receiver"], personas, test_hosts)
+    named_first(CASES[name], personas, test_hosts)
 
     assert wait_for(lambda: all(none_left(tool) for tool in LOAD_TOOLS), timeout=15)
 

@@ -15,6 +15,20 @@ from collectors.phrase import gettext_noop as _
 # Listening sockets, a separator, then the established ones; with their processes (-p).
 SEPARATOR = "@@perfcase-established@@"
 ARGV = ["sh", "-c", f"ss -ltnpH && echo {SEPARATOR} && ss -tnpH"]
+
+
+def sampling_argv(readings: int, interval: float) -> list[str]:
+    """ARGV, with the established sockets read `readings` times `interval` s apart: a
+    connection opened for each request and closed at once is open in some readings only,
+    and service_process takes every connection any reading saw."""
+    loop = " ".join(str(n) for n in range(readings))
+    return [
+        "sh",
+        "-c",
+        f"ss -ltnpH && echo {SEPARATOR} && for n in {loop}; do ss -tnpH; sleep {interval:g}; done",
+    ]
+
+
 TIMEOUT = 15.0
 MAX_BYTES = 4 * 1024 * 1024
 # A capture filter names at most this many dependencies (the busiest hosts come first).

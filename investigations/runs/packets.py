@@ -10,6 +10,7 @@ analysis runs in the target's own thread, streaming the file (constant memory), 
 result goes back to be stored.
 """
 
+import dataclasses
 import hashlib
 import io
 import time
@@ -42,18 +43,23 @@ from collectors.capture.remote import (
     validate_interface,
 )
 from collectors.errors import CollectorError
+from collectors.listeners import ARGV, capture_filter, sampling_argv
 from collectors.phrase import Phrase
 from investigations.analysis.capture_marks import slowest_connection_marks
 from investigations.choices import CollectionKind, HostRole
 from investigations.phrases import message_of
 from investigations.runs.base import Plan, TargetRun
 from investigations.runs.ladder_step import LadderStepForm, on_ladder_step
+from investigations.runs.service_process import read_service_process
 from investigations.services.captures import CaptureResult, capture_refresh, capture_store
 
 # The time a capture may take beyond its seconds: tcpdump's end and the stream's last bytes.
 DRAIN_SECONDS = 30
 # What analysing a capture may take: this long a megabyte of its cap, and this much more.
 ANALYSIS_SECONDS_PER_MB, ANALYSIS_SECONDS = 0.1, 60
+# A service's connections are read this many times, this far apart (about half a second),
+# as its capture begins: a connection opened for each request is open in some readings only.
+SOCKET_READINGS, READING_INTERVAL = 20, 0.02
 
 
 def _validated(validate):
@@ -81,6 +87,7 @@ class CaptureParameters(LadderStepForm):
         "filter",
         "filter_a",
         "filter_b",
+        "service_port",
         "snaplen",
         "max_mb",
         "ladder",
@@ -131,6 +138,17 @@ class CaptureParameters(LadderStepForm):
         max_length=FILTER_TYPED,
         label=_("Filter on side B"),
         help_text=_("Instead of the filter above, on side B only"),
+    )
+    service_port = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=65535,
+        label=_("Service port"),
+        help_text=_(
+            "Capture the traffic of the process that listens on this port on each host: "
+            "every port it listens on and every connection it has as the capture starts "
+            "(and the filter above, when given, narrows it)"
+        ),
     )
     snaplen = forms.IntegerField(
         required=False,
@@ -219,7 +237,13 @@ class CapturePlan(Plan):
 
     def run(self, run: TargetRun):
         require_core()
-        request = _request(run.parameters, run.side)
+        request = given = _request(run.parameters, run.side)
+        service_port = run.parameters.get("service_port")
+        if service_port:  # found now (or said not to be there), and again once begun
+            run.progress(
+                5, Phrase(gettext_noop("finding the service on port %(port)s"), port=service_port)
+            )
+            request = self._service_request(run, service_port, given, ARGV)
         result = run.connection.run(
             capture_argv("check", request),
             sink=io.BytesIO(),
@@ -232,6 +256,10 @@ class CapturePlan(Plan):
         run.progress(20, Phrase(gettext_noop("ready to capture")))
         run.begin()
         run.check_stop()
+        if service_port:  # under the load of the moment, if a ladder's step is under way
+            request = self._service_request(
+                run, service_port, given, sampling_argv(SOCKET_READINGS, READING_INTERVAL)
+            )
 
         counter = PcapCounter()
 
@@ -260,6 +288,28 @@ class CapturePlan(Plan):
         except BaseException:
             captured.close()
             raise
+
+    def _service_request(self, run: TargetRun, port: int, given, argv) -> CaptureRequest:
+        """`given` with the traffic of the process listening on `port` as its filter, read
+        on the host by `argv`: its ports and every dependency it has a connection to, never
+        the SSH session; narrowed by the filter given, if any."""
+        ssh_port = run.connection.endpoint.port
+        found = read_service_process(
+            run.connection, host_name=run.host_name, port=port, ssh_port=ssh_port, argv=argv
+        )
+        service = capture_filter(found, ssh_port=ssh_port)
+        if given.filter:
+            service = f"({service}) and ({given.filter})"
+        try:
+            return dataclasses.replace(given, filter=validate_filter(service))
+        except ValueError as error:
+            raise CollectorError(
+                Phrase(
+                    gettext_noop("the capture filter of the service on %(host)s: %(error)s"),
+                    host=run.host_name,
+                    error=message_of(error),
+                )
+            ) from None
 
     def _analysed(self, run: TargetRun, request, captured, counter) -> CaptureResult:
         problem = capture_problem(captured.stderr, captured.exit_status, run.host_name)

@@ -33,32 +33,46 @@ def url_port(url: str) -> int:
 def find_service_process(*, host, port: int, name: str = "") -> ServiceProcess:
     """The process on `host` listening on `port` (or named `name`), with its ports and its
     dependencies; a CollectorError saying why not (unreachable, no ss, nothing there)."""
-    sink = io.BytesIO()
     with open_connection(host) as connection:
-        result = connection.run(ARGV, sink=sink, timeout=TIMEOUT, max_bytes=MAX_BYTES)
+        return read_service_process(
+            connection, host_name=host.name, port=port, name=name, ssh_port=host.port or None
+        )
+
+
+def read_service_process(
+    connection,
+    *,
+    host_name: str,
+    port: int,
+    name: str = "",
+    ssh_port: int | None,
+    argv: list[str] = ARGV,
+) -> ServiceProcess:
+    """find_service_process on a connection already open to the host (`argv`: ARGV, or
+    collectors.listeners.sampling_argv to read the connections many times)."""
+    sink = io.BytesIO()
+    result = connection.run(argv, sink=sink, timeout=TIMEOUT, max_bytes=MAX_BYTES)
     if result.exit_status == 127:
         raise CollectorError(
             Phrase(
                 _("ss is not installed on %(host)s: install iproute2 (it lists the sockets)."),
-                host=host.name,
+                host=host_name,
             )
         )
     if result.exit_status not in (0, None):
         raise CollectorError(
             Phrase(
                 _("ss failed on %(host)s: %(error)s"),
-                host=host.name,
+                host=host_name,
                 error=(result.stderr or "").strip()[:300] or result.exit_status,
             )
         )
     listening, established = split_output(sink.getvalue().decode("utf-8", "replace"))
-    found = service_process(
-        listening, established, port=port, name=name, ssh_port=host.port or None
-    )
+    found = service_process(listening, established, port=port, name=name, ssh_port=ssh_port)
     if found is None:
         raise ProcessNotFound(
-            no_such_process(host=host.name, name=name)
+            no_such_process(host=host_name, name=name)
             if name
-            else not_listening(host=host.name, port=port)
+            else not_listening(host=host_name, port=port)
         )
     return found

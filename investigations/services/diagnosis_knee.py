@@ -131,7 +131,7 @@ def start_at_knee(diagnosis, stage):
         port = url_port(settings[f"side_{key}_url"])
         for member in members:
             process = find_service_process(host=member.host, port=port, name=name)
-            found.append((member, name, process))
+            found.append((member, name, process, port))
     hold = ladder_request(
         investigation=diagnosis.investigation,
         user=diagnosis.requested_by,
@@ -151,12 +151,20 @@ def start_at_knee(diagnosis, stage):
     stage["knee"] = {"ladder": source.pk, "load": load}
     stage["processes"] = []
     collections = []
-    for member, name, process in found:
+    for member, name, process, port in found:
         on_step = {"seconds": seconds, "ladder": hold.pk, "step": "1"}
         what = {"process": name} if name else {"pid": str(process.pid)}
+        # The capture finds the process again as it starts, under the held load, so that
+        # connections it opens per request are in its filter too; a named process that
+        # listens nowhere is captured by the connections it has now.
+        traffic = (
+            {"service_port": process.ports[0] if name else port}
+            if process.ports
+            else {"filter": capture_filter(process, ssh_port=member.host.port)}
+        )
         for kind, parameters in (
             ("profile", {**on_step, **what}),
-            ("capture", {**on_step, "filter": capture_filter(process, ssh_port=member.host.port)}),
+            ("capture", {**on_step, **traffic}),
         ):
             collections.append(
                 collection_request(

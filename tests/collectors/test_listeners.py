@@ -1,6 +1,12 @@
 """Which process serves a port, from real `ss -ltnpH` / `ss -tnpH` output."""
 
-from collectors.listeners import SEPARATOR, capture_filter, service_process, split_output
+from collectors.listeners import (
+    SEPARATOR,
+    capture_filter,
+    sampling_argv,
+    service_process,
+    split_output,
+)
 
 OUTPUT = f"""LISTEN 0      128    127.0.0.1:25672 0.0.0.0:* users:(("beam.smp",pid=2980,fd=17))
 LISTEN 0      128      0.0.0.0:2024  0.0.0.0:*
@@ -44,4 +50,23 @@ def test_the_filter_holds_the_services_traffic_and_never_the_ssh_session():
     assert capture_filter(found, ssh_port=22) == (
         "(tcp port 8080 or tcp port 8443 or (host 10.0.0.7 and tcp port 5432) or "
         "(host fe80::2 and tcp port 6379)) and not tcp port 22"
+    )
+
+
+def test_readings_taken_one_after_another_give_every_connection_any_of_them_saw():
+    """sampling_argv's output: the listening sockets once, then the connections read again
+    and again; a connection opened for one request is in one reading only."""
+    listening = 'LISTEN 0 128 127.0.0.1:8080 0.0.0.0:* users:(("python3",pid=77,fd=3))\n'
+    kept = 'ESTAB 0 0 127.0.0.1:40000 127.0.0.1:5432 users:(("python3",pid=77,fd=5))\n'
+    once = 'ESTAB 0 0 127.0.0.1:40002 127.0.0.1:8443 users:(("python3",pid=77,fd=6))\n'
+    other = 'ESTAB 0 0 127.0.0.1:40004 127.0.0.1:6379 users:(("redis-cli",pid=90,fd=3))\n'
+    text = f"{listening}{SEPARATOR}\n{kept}{kept}{once}{other}{kept}"
+
+    found = service_process(*split_output(text), port=8080, ssh_port=22)
+
+    assert found.dependencies == (("127.0.0.1", 5432), ("127.0.0.1", 8443))
+    argv = sampling_argv(3, 0.02)
+    assert argv[:2] == ["sh", "-c"] and len(argv) == 3
+    assert argv[2] == (
+        f"ss -ltnpH && echo {SEPARATOR} && for n in 0 1 2; do ss -tnpH; sleep 0.02; done"
     )

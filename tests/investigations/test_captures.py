@@ -4,6 +4,8 @@ keep-alive connection to side B's), the API, the findings, the checklist and imp
 
 import hashlib
 import io
+import re
+import socket
 import struct
 import tempfile
 import threading
@@ -90,6 +92,58 @@ def capturing(api: ApiClient, collection_id: int) -> dict:
         )
 
     return wait_for(ready, timeout=60, interval=0.1)
+
+
+def test_a_service_port_captures_the_traffic_of_the_process_that_listens_on_it(
+    personas, celery_worker, credential, start_host, shipped_knowledge
+):
+    """Found on each host as the capture begins: the port it listens on and its connections,
+    never the SSH session; a filter given narrows it."""
+    need_tcpdump()
+    hosts = {
+        side: place(personas, credential, root_host(start_host, f"app-{side}"), side)
+        for side in ("a", "b")
+    }
+    api = ApiClient(personas.member)
+    for host in hosts.values():
+        trust(api, host)
+    with tls_server(SERVER_A, Path(tempfile.mkdtemp())) as (port, client):
+        # The hosts share this machine's network and processes: each finds the same server.
+        collection_id = start_collection(
+            api, personas, seconds=4, interface="lo", service_port=port, filter_b="tcp"
+        )
+        capturing(api, collection_id)
+        tls_clients(SERVER_A, port, client)
+        collection = finished(api, collection_id)
+
+    assert collection["status"] == "completed", [t["error"] for t in collection["targets"]]
+    listed = api.get(f"/api/investigations/{personas.investigation.pk}/captures").body["items"]
+    for item in listed:
+        capture = api.get(f"/api/captures/{item['id']}").body
+        service = f"not tcp port {hosts[item['side']].port}"
+        assert re.search(rf"\btcp port {port}\b", capture["filter"]), capture["filter"]
+        if item["side"] == "a":
+            assert capture["filter"].endswith(f"and {service}"), capture["filter"]
+        else:
+            assert capture["filter"].endswith(f"and {service}) and (tcp)"), capture["filter"]
+        assert capture["tls_handshakes"] >= 12, capture
+
+
+def test_a_service_port_nothing_listens_on_fails_the_target_saying_so(
+    personas, celery_worker, credential, start_host
+):
+    need_tcpdump()
+    host = place(personas, credential, root_host(start_host, "app-a"), "a")
+    api = ApiClient(personas.member)
+    trust(api, host)
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]  # bound, never listening
+        collection = finished(api, start_collection(api, personas, seconds=2, service_port=port))
+
+    (target,) = collection["targets"]
+    assert collection["status"] == "failed" and target["status"] == "failed"
+    assert f"No process listens on port {port} on app-a" in target["error"], target["error"]
 
 
 def test_both_sides_are_captured_together_and_the_network_is_compared(

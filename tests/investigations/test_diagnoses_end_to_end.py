@@ -178,13 +178,16 @@ def test_the_ladder_then_the_knee_held_with_a_profile_and_a_capture_on_both_side
     service = {placed[(side, "service")].pk for side in "ab"}
     assert {p.host_id for p in ladder_profiles(ladder=hold)} == service
     assert {c.host_id for c in ladder_captures(ladder=hold)} == service
-    # The capture held the service's own traffic: the port it listens on, never the SSH
-    # session to the host.
+    # The capture held the service's own traffic, found on the host as the capture began:
+    # the port it listens on, never the SSH session to the host.
+    captures = {c.target.collection_id: c for c in ladder_captures(ladder=hold)}
     for collection in Collection.objects.filter(pk__in=knee["collections"], kind="capture"):
         target = collection.targets.select_related("host", "side").get()
         port = (url_a if target.side.key == "a" else url_b).rsplit(":", 1)[1].strip("/")
-        assert f"tcp port {port}" in collection.parameters["filter"]
-        assert collection.parameters["filter"].endswith(f"and not tcp port {target.host.port}")
+        assert collection.parameters["service_port"] == int(port)
+        captured = captures[collection.pk].filter
+        assert f"tcp port {port}" in captured
+        assert captured.endswith(f"and not tcp port {target.host.port}")
     assert none_left("wrk") and none_left("perf") and none_left("tcpdump")
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.scenarios.services import start_forwarder, start_http
+from tests.scenarios.services import start_forwarder, start_http, start_tls_client
 from tests.sshd import TestHost, TestHosts
 
 ENDED = ("completed", "failed", "cancelled")
@@ -178,6 +178,13 @@ def _waiting_client_on(waiting_side: str, wait_ms: int = 120):
     return start
 
 
+def _tls_per_request_on(churning_side: str):
+    def start(side: str, host: TestHost) -> int:
+        return start_tls_client(host, per_request=side == churning_side)
+
+    return start
+
+
 def _confined_on(side_to_confine: str, make):
     def confine(side: str):
         return make() if side == side_to_confine else contextlib.nullcontext()
@@ -258,6 +265,17 @@ CASES: dict[str, Case] = {
             b={"dump": None},
             stages=("ladder", "at_knee"),
             service=_waiting_client_on("a"),
+            load=True,
+        ),
+        Case(
+            "tls-per-request",
+            "short-lived-tls-connections",
+            "side A's service opens a new TLS connection to its dependency for each request; "
+            "side B's keeps one",
+            a={"dump": None},
+            b={"dump": None},
+            stages=("ladder", "at_knee"),
+            service=_tls_per_request_on("a"),
             load=True,
         ),
     )

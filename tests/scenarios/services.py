@@ -10,7 +10,9 @@ waiting for its connection). SINK: that
 dependency, reading `read_kb` KiB at a time with `pause_ms` between reads (and a receive
 buffer of `buffer_kb` KiB, when not 0): with a pause, a slow receiver whose window fills and
 advertises zero; without, a fast one. With `answer` 1, it answers each read with a short
-reply.
+reply. TLS_DEPENDENCY: a TLS server (a key of its own, made with openssl as it starts)
+answering each read; TLS_CLIENT: an HTTP service calling it for each request, over a new
+TLS connection each time or over one it keeps.
 """
 
 import io
@@ -21,34 +23,16 @@ import time
 from collectors.ssh import Connection
 from tests.loadservers import SERVER
 
-FORWARDER = r"""
-import hashlib, sys, socket, threading, time
+# The HTTP service of FORWARDER and TLS_CLIENT: each request calls `call()`, then answers.
+HTTP_SERVICE = r"""
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-port, dependency, chunk_kb, answered, wait_ms = (int(v) for v in sys.argv[1:6])
-for attempt in range(100):  # the sink may still be starting
-    try:
-        upstream = socket.create_connection(("127.0.0.1", dependency))
-        break
-    except ConnectionRefusedError:
-        time.sleep(0.1)
-lock = threading.Lock()
-chunk = b"x" * (chunk_kb * 1024)
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
 
     def do_GET(self):
-        digest, deadline = b"perfcase", time.perf_counter() + 0.002
-        while time.perf_counter() < deadline:  # some work of its own (so perf has samples)
-            digest = hashlib.sha256(digest).digest()
-        with lock:
-            if wait_ms:
-                time.sleep(wait_ms / 1000)
-            upstream.sendall(chunk)
-            if answered:
-                upstream.recv(64)
+        call()
         body = b"ok\n"
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -64,6 +48,34 @@ class Server(ThreadingHTTPServer):
 
 Server(("127.0.0.1", port), Handler).serve_forever()
 """
+
+FORWARDER = (
+    r"""
+import hashlib, sys, socket, threading, time
+
+port, dependency, chunk_kb, answered, wait_ms = (int(v) for v in sys.argv[1:6])
+for attempt in range(100):  # the sink may still be starting
+    try:
+        upstream = socket.create_connection(("127.0.0.1", dependency))
+        break
+    except ConnectionRefusedError:
+        time.sleep(0.1)
+lock = threading.Lock()
+chunk = b"x" * (chunk_kb * 1024)
+
+def call():
+    digest, deadline = b"perfcase", time.perf_counter() + 0.002
+    while time.perf_counter() < deadline:  # some work of its own (so perf has samples)
+        digest = hashlib.sha256(digest).digest()
+    with lock:
+        if wait_ms:
+            time.sleep(wait_ms / 1000)
+        upstream.sendall(chunk)
+        if answered:
+            upstream.recv(64)
+"""
+    + HTTP_SERVICE
+)
 
 SINK = r"""
 import sys, socket, time
@@ -81,6 +93,70 @@ while connection.recv(read_kb * 1024):
     if pause_ms:
         time.sleep(pause_ms / 1000)
 """
+
+
+TLS_DEPENDENCY = r"""
+import os, socket, ssl, subprocess, sys, tempfile, threading
+port = int(sys.argv[1])
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+with tempfile.TemporaryDirectory() as keys:  # a key of its own, read and removed at once
+    key, cert = os.path.join(keys, "key.pem"), os.path.join(keys, "cert.pem")
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+         "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=dependency"],
+        check=True, capture_output=True,
+    )
+    context.load_cert_chain(cert, key)
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", port))
+listener.listen(128)
+
+def serve(connection):
+    try:
+        with context.wrap_socket(connection, server_side=True) as tls:
+            while tls.recv(65536):
+                tls.sendall(b"ok\n")
+    except OSError:
+        pass
+
+while True:
+    connection, _ = listener.accept()
+    threading.Thread(target=serve, args=(connection,), daemon=True).start()
+"""
+
+TLS_CLIENT = (
+    r"""
+import socket, ssl, sys, threading, time
+
+port, dependency, per_request = (int(v) for v in sys.argv[1:4])
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # the test's own key
+
+def connect():
+    for attempt in range(100):  # the dependency may still be starting
+        try:
+            return context.wrap_socket(socket.create_connection(("127.0.0.1", dependency)))
+        except ConnectionRefusedError:
+            time.sleep(0.1)
+    raise SystemExit("the dependency never listened")
+
+kept, lock = (None if per_request else connect()), threading.Lock()
+request = b"x" * 1024
+
+def call():
+    if per_request:  # a new connection, and so a full handshake, for every request
+        with connect() as tls:
+            tls.sendall(request)
+            tls.recv(64)
+        return
+    with lock:
+        kept.sendall(request)
+        kept.recv(64)
+
+"""
+    + HTTP_SERVICE
+)
 
 
 def free_port() -> int:
@@ -153,5 +229,17 @@ def start_forwarder(
     run_daemon(host, SINK, dependency, *reads, int(answered))
     port = free_port()
     run_daemon(host, FORWARDER, port, dependency, chunk_kb, int(answered), wait_ms)
+    wait_listening(port)
+    return port
+
+
+def start_tls_client(host, *, per_request: bool) -> int:
+    """A TLS dependency, and a service calling it for each of its requests: over a new TLS
+    connection each time (`per_request`), or over one it keeps; the service's port."""
+    dependency = free_port()
+    run_daemon(host, TLS_DEPENDENCY, dependency)
+    wait_listening(dependency)
+    port = free_port()
+    run_daemon(host, TLS_CLIENT, port, dependency, int(per_request))
     wait_listening(port)
     return port

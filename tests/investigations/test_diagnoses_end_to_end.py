@@ -90,6 +90,11 @@ def served(personas, credential, start_host):
     trusted, each service host running a small HTTP service as its own user (so that the host
     shows which process listens, and perf may profile it). Host rows by (side, role), and the
     URL of each side's service."""
+    return serve(personas, credential, start_host)
+
+
+def serve(personas, credential, start_host, *, hide_on_b=()):
+    """`served`, with the commands `hide_on_b` missing on side B's service host."""
     for tool in ("wrk", "perf", "tcpdump", "ss"):
         require(tool)
     api = ApiClient(personas.member)
@@ -99,6 +104,8 @@ def served(personas, credential, start_host):
             # A service host is signed in to as root (tcpdump needs it), in a PID namespace
             # of its own (as the profile tests' hosts).
             options = {"username": "root", "pid_namespace": True} if role == "service" else {}
+            if role == "service" and side == "b":
+                options["hide_tools"] = hide_on_b
             test_host = start_host(f"{role[:4]}-{side}", dump=None, **options)
             hosts[(side, role)] = place(personas, credential, test_host, side, role=role)
             trust(api, hosts[(side, role)])
@@ -274,6 +281,68 @@ def test_a_url_that_refuses_fails_the_ladder_saying_so_and_the_knee_does_not_run
     assert stages["at_knee"]["status"] == "skipped", stages["at_knee"]
     assert stages["at_knee"]["reason"], stages["at_knee"]
     assert not stages["at_knee"]["collections"]
+    assert none_left("wrk")
+
+
+SHORT_LADDER = {"steps": [2], "step_seconds": 1, "warmup_seconds": 0}
+
+
+def test_perf_missing_on_one_side_fails_its_profile_saying_so_and_the_knee_still_captures(
+    personas, celery_worker, credential, start_host
+):
+    _hosts, urls = serve(personas, credential, start_host, hide_on_b=("perf",))
+    api = ApiClient(personas.member)
+    body = start(
+        api,
+        personas,
+        {
+            "stages": ["ladder", "at_knee"],
+            "load": {"side_a_url": urls["a"], "side_b_url": urls["b"], **SHORT_LADDER},
+            "seconds": 2,
+        },
+    )
+    body = ended(api, body["id"])
+
+    stages = stages_of(body)
+    assert stages["ladder"]["status"] == "succeeded", stages["ladder"]
+    knee = stages["at_knee"]
+    assert knee["status"] == "failed", knee
+    assert "serv-b" in knee["reason"] and "perf" in knee["reason"], knee
+    assert "install" in knee["reason"], knee  # what to do about it
+    collections = {c.pk: c for c in Collection.objects.filter(pk__in=knee["collections"])}
+    by_kind = {}
+    for collection in collections.values():
+        for target in collection.targets.select_related("job", "host"):
+            by_kind[(collection.kind, target.host.name)] = target.job.status
+    # A's profile and both captures went on without B's perf.
+    assert by_kind[("profile", "serv-a")] == "succeeded", by_kind
+    assert by_kind[("capture", "serv-a")] == by_kind[("capture", "serv-b")] == "succeeded"
+    assert by_kind[("profile", "serv-b")] == "failed", by_kind
+    assert none_left("wrk") and none_left("perf") and none_left("tcpdump")
+
+
+def test_a_process_that_is_not_running_skips_the_knee_naming_it_and_the_ladder_still_runs(
+    personas, celery_worker, served
+):
+    _placed, urls = served
+    api = ApiClient(personas.member)
+    body = start(
+        api,
+        personas,
+        {
+            "stages": ["ladder", "at_knee"],
+            "load": {"side_a_url": urls["a"], "side_b_url": urls["b"], **SHORT_LADDER},
+            "process_b": "nosuchd",
+            "seconds": 2,
+        },
+    )
+    body = ended(api, body["id"])
+
+    stages = stages_of(body)
+    assert stages["ladder"]["status"] == "succeeded", stages["ladder"]
+    knee = stages["at_knee"]
+    assert knee["status"] == "skipped" and not knee["collections"], knee
+    assert "No process named nosuchd listens on serv-b: is it running?" in knee["reason"], knee
     assert none_left("wrk")
 
 

@@ -284,24 +284,18 @@ def test_a_url_that_refuses_fails_the_ladder_saying_so_and_the_knee_does_not_run
     assert none_left("wrk")
 
 
-SHORT_LADDER = {"steps": [2], "step_seconds": 1, "warmup_seconds": 0}
+def to_the_knee(api, personas, urls, **more) -> dict:
+    """A diagnosis of a one-step ladder (2 connections, 1 s) and its knee held 2 s, ended."""
+    load = {"side_a_url": urls["a"], "side_b_url": urls["b"], "steps": [2], "step_seconds": 1}
+    body = {"stages": ["ladder", "at_knee"], "load": {**load, "warmup_seconds": 0}}
+    return ended(api, start(api, personas, {**body, "seconds": 2, **more})["id"])
 
 
 def test_perf_missing_on_one_side_fails_its_profile_saying_so_and_the_knee_still_captures(
     personas, celery_worker, credential, start_host
 ):
     _hosts, urls = serve(personas, credential, start_host, hide_on_b=("perf",))
-    api = ApiClient(personas.member)
-    body = start(
-        api,
-        personas,
-        {
-            "stages": ["ladder", "at_knee"],
-            "load": {"side_a_url": urls["a"], "side_b_url": urls["b"], **SHORT_LADDER},
-            "seconds": 2,
-        },
-    )
-    body = ended(api, body["id"])
+    body = to_the_knee(ApiClient(personas.member), personas, urls)
 
     stages = stages_of(body)
     assert stages["ladder"]["status"] == "succeeded", stages["ladder"]
@@ -325,18 +319,7 @@ def test_a_process_that_is_not_running_skips_the_knee_naming_it_and_the_ladder_s
     personas, celery_worker, served
 ):
     _placed, urls = served
-    api = ApiClient(personas.member)
-    body = start(
-        api,
-        personas,
-        {
-            "stages": ["ladder", "at_knee"],
-            "load": {"side_a_url": urls["a"], "side_b_url": urls["b"], **SHORT_LADDER},
-            "process_b": "nosuchd",
-            "seconds": 2,
-        },
-    )
-    body = ended(api, body["id"])
+    body = to_the_knee(ApiClient(personas.member), personas, urls, process_b="nosuchd")
 
     stages = stages_of(body)
     assert stages["ladder"]["status"] == "succeeded", stages["ladder"]

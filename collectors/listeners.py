@@ -15,6 +15,12 @@ from collectors.phrase import gettext_noop as _
 # Listening sockets, a separator, then the established ones; with their processes (-p).
 SEPARATOR = "@@perfcase-established@@"
 ARGV = ["sh", "-c", f"ss -ltnpH && echo {SEPARATOR} && ss -tnpH"]
+TIMEOUT = 15.0
+MAX_BYTES = 4 * 1024 * 1024
+# A capture filter names at most this many dependencies (the busiest hosts come first).
+MAX_DEPENDENCIES = 12
+
+_PROCESS = re.compile(r'\("([^"]{1,64})",pid=(\d{1,7}),fd=\d+\)')
 
 
 def sampling_argv(readings: int, interval: float) -> list[str]:
@@ -27,14 +33,6 @@ def sampling_argv(readings: int, interval: float) -> list[str]:
         "-c",
         f"ss -ltnpH && echo {SEPARATOR} && for n in {loop}; do ss -tnpH; sleep {interval:g}; done",
     ]
-
-
-TIMEOUT = 15.0
-MAX_BYTES = 4 * 1024 * 1024
-# A capture filter names at most this many dependencies (the busiest hosts come first).
-MAX_DEPENDENCIES = 12
-
-_PROCESS = re.compile(r'\("([^"]{1,64})",pid=(\d{1,7}),fd=\d+\)')
 
 
 @dataclass(frozen=True)

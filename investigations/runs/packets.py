@@ -44,6 +44,7 @@ from collectors.capture.remote import (
 )
 from collectors.errors import CollectorError
 from collectors.listeners import ARGV, capture_filter, sampling_argv
+from collectors.listeners import TIMEOUT as SOCKETS_TIMEOUT
 from collectors.phrase import Phrase
 from investigations.analysis.capture_marks import slowest_connection_marks
 from investigations.choices import CollectionKind, HostRole
@@ -216,13 +217,15 @@ class CapturePlan(Plan):
 
     @property
     def target_seconds(self) -> int:
-        return self.seconds_for({"seconds": MAX_SECONDS, "max_mb": MAX_MAX_MB})
+        return self.seconds_for({"seconds": MAX_SECONDS, "max_mb": MAX_MAX_MB, "service_port": 1})
 
     def seconds_for(self, parameters: dict) -> int:
-        # Connecting (twice through a jump host), the check, the capture, its analysis.
+        # Connecting (twice through a jump host), finding the service (twice), the check, the
+        # capture, its analysis.
         analysis = ANALYSIS_SECONDS + ANALYSIS_SECONDS_PER_MB * parameters["max_mb"]
         return int(
             2 * settings.SSH_CONNECT_TIMEOUT
+            + (2 * SOCKETS_TIMEOUT if parameters.get("service_port") else 0)
             + CHECK_TIMEOUT
             + parameters["seconds"]
             + DRAIN_SECONDS

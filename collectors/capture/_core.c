@@ -1,14 +1,14 @@
 /*
  * collectors.capture._core: the hot loop of the packet-capture analysis.
  *
- * One Core object reads a pcap or pcapng stream fed to it in chunks, decodes the link,
- * IP and TCP headers at fixed offsets (through IP-in-IP, GRE, ERSPAN, VXLAN and Geneve
- * tunnels), keeps per-connection state in a bounded table and counts what Wireshark's TCP
- * sequence analysis would flag. It hands Python only what Python aggregates: a row per
- * second, a row per finished connection, the silences longer than the gap threshold, the
- * first TLS handshake bytes of each direction (past a plaintext prelude, within a bound)
- * and the problems met in the file. Python never sees a packet unless the Core was made with decode=True
- * (tests compare every packet with tshark that way).
+ * One Core object reads a pcap or pcapng stream fed to it in chunks, decodes the link, IP
+ * and TCP headers at fixed offsets (past MPLS labels, through IP-in-IP, GRE, ERSPAN, VXLAN,
+ * Geneve and Teredo tunnels), keeps per-connection state in a bounded table and counts what
+ * Wireshark's TCP sequence analysis would flag. It hands Python only what Python
+ * aggregates: a row per second, a row per finished connection, the silences longer than the
+ * gap threshold, the first TLS handshake bytes of each direction (past a plaintext prelude,
+ * within a bound) and the problems met in the file. Python never sees a packet unless the
+ * Core was made with decode=True (tests compare every packet with tshark that way).
  *
  * Every read of packet or file bytes is bounds-checked against the captured length: a
  * hostile capture may make us stop early, never read out of bounds. Memory is bounded:
@@ -90,7 +90,7 @@ enum { EV_SECOND, EV_CONN, EV_GAP, EV_TLS, EV_PROBLEM, EV_PACKET, EV_IFACE };
 /* Why a connection row was emitted. */
 enum { END_OPEN, END_CLOSED, END_EVICTED, END_REUSED };
 
-enum { TUN_GRE, TUN_ERSPAN, TUN_VXLAN, TUN_GENEVE, TUN_IP_IN_IP, N_TUNNELS };
+enum { TUN_GRE, TUN_ERSPAN, TUN_VXLAN, TUN_GENEVE, TUN_IP_IN_IP, TUN_TEREDO, TUN_MPLS, N_TUNNELS };
 /* What a silence came before. */
 enum { BEFORE_REQUEST, BEFORE_RESPONSE, BEFORE_DATA, BEFORE_CLOSE, BEFORE_ACK };
 
@@ -762,16 +762,44 @@ static int link_index(uint32_t linktype)
 
 static int is_vlan(uint16_t type) { return type == 0x8100 || type == 0x88a8 || type == 0x9100; }
 
-/* After an EtherType `type` whose payload is at `off`: past up to four VLAN tags, the
- * offset of the IP header and its version; -1 for no IP; -3 for a frame cut short. */
+/* Past an MPLS label stack at `off` (at most MAX_LABELS labels, to the one marked bottom of
+ * stack): the offset of the IP header and its version, told by its first nibble as
+ * Wireshark tells it; -1 for what is not IP (a pseudowire), -3 for a stack cut short. */
+#define MAX_LABELS 8
+static int64_t mpls_payload(const uint8_t *d, uint32_t caplen, uint32_t off, int *version)
+{
+    for (int labels = 0;; labels++) {
+        if (labels == MAX_LABELS)
+            return -1;
+        if (caplen < off + 4)
+            return -3;
+        int bottom = d[off + 2] & 1;
+        off += 4;
+        if (bottom)
+            break;
+    }
+    if (caplen < off + 1)
+        return -3;
+    *version = d[off] >> 4;
+    return (*version == 4 || *version == 6) ? (int64_t)off : -1;
+}
+
+/* After an EtherType `type` whose payload is at `off`: past up to four VLAN tags and an
+ * MPLS label stack (`*labelled` set, when not NULL), the offset of the IP header and its
+ * version; -1 for no IP; -3 for a frame cut short. */
 static int64_t ether_type(const uint8_t *d, uint32_t caplen, uint32_t off, uint16_t type,
-                          int *version)
+                          int *version, int *labelled)
 {
     for (int tags = 0; is_vlan(type) && tags < 4; tags++) {
         if (caplen < off + 4)
             return -3;
         type = be16(d + off + 2);
         off += 4;
+    }
+    if (type == 0x8847 || type == 0x8848) {
+        if (labelled)
+            *labelled = 1;
+        return mpls_payload(d, caplen, off, version);
     }
     if (type == 0x0800)
         *version = 4;
@@ -787,12 +815,13 @@ static int64_t ether_frame(const uint8_t *d, uint32_t caplen, uint32_t off, int 
 {
     if (caplen < off + 14)
         return -3;
-    return ether_type(d, caplen, off + 14, be16(d + off + 12), version);
+    return ether_type(d, caplen, off + 14, be16(d + off + 12), version, NULL);
 }
 
 /* The offset of the IP header and its version (4 or 6); -1 for no IP; -2 for a link
  * type we do not decode; -3 for a frame too short for its link header. */
-static int64_t link_payload(uint32_t linktype, const uint8_t *d, uint32_t caplen, int *version)
+static int64_t link_payload(uint32_t linktype, const uint8_t *d, uint32_t caplen, int *version,
+                            int *labelled)
 {
     uint32_t off;
     uint16_t type;
@@ -842,7 +871,7 @@ static int64_t link_payload(uint32_t linktype, const uint8_t *d, uint32_t caplen
     default:
         return -2;
     }
-    return ether_type(d, caplen, off, type, version);
+    return ether_type(d, caplen, off, type, version, labelled);
 }
 
 /* 0 ok, -1 not decodable (counted as malformed), -2 truncated by the capture. */
@@ -933,9 +962,11 @@ static int decode_ip(const uint8_t *d, uint32_t caplen, uint32_t wirelen, uint32
 #define TUN_UNREADABLE (-4)
 #define UDP_VXLAN 4789
 #define UDP_GENEVE 6081
+#define UDP_TEREDO 3544
 
-/* For a packet `ip` that carries a tunnel (IP in IP, GRE, ERSPAN types I to III in GRE,
- * VXLAN and Geneve on their UDP ports, either way round as Wireshark takes them): the
+/* For a packet `ip` that carries a tunnel (IP in IP, GRE, ERSPAN types I to III and MPLS in
+ * GRE, VXLAN, Geneve and Teredo on their UDP ports, either way round as Wireshark takes
+ * them): the
  * offset of the IP header inside and its version, the tunnel's kind in `kind`. 0 for no
  * tunnel; -1 for a tunnel carrying no IP; -3 for a tunnel header cut short; TUN_UNREADABLE
  * for a tunnel this does not read (another GRE version, GRE routing, an unknown payload
@@ -968,6 +999,7 @@ static int64_t tunnel_payload(const uint8_t *d, uint32_t caplen, const ip_t *ip,
         case 0x0800: *version = 4; return p;
         case 0x86dd: *version = 6; return p;
         case 0x6558: return ether_frame(d, caplen, p, version); /* bridged Ethernet */
+        case 0x8847: case 0x8848: return mpls_payload(d, caplen, p, version);
         case 0x88be: /* ERSPAN: type II has a header (and a GRE sequence number), I none */
             *kind = TUN_ERSPAN;
             return ether_frame(d, caplen, p + ((flags & 0x1000) ? 8 : 0), version);
@@ -1005,6 +1037,21 @@ static int64_t tunnel_payload(const uint8_t *d, uint32_t caplen, const ip_t *ip,
             return p;
         }
         return TUN_UNREADABLE;
+    }
+    if (sport == UDP_TEREDO || dport == UDP_TEREDO) {
+        /* IPv6 in UDP (RFC 4380), after an authentication and an origin indication header
+         * when present; anything else on the port is plain UDP. */
+        uint32_t end = o + be16(d + o + 4); /* the UDP datagram's end, by its length */
+        if (caplen >= p + 4 && be16(d + p) == 0x0001)
+            p += 13 + (uint32_t)d[p + 2] + (uint32_t)d[p + 3];
+        if (caplen >= p + 2 && be16(d + p) == 0x0000)
+            p += 8;
+        /* An IPv6 header whose payload length fills the datagram, as Wireshark's check */
+        if (caplen < p + 6 || d[p] >> 4 != 6 || p + 40 + (uint32_t)be16(d + p + 4) != end)
+            return 0;
+        *kind = TUN_TEREDO;
+        *version = 6;
+        return p;
     }
     return 0;
 }
@@ -1306,7 +1353,10 @@ static int packet(Core *s, uint32_t linktype, int iface, int64_t now, const uint
     uint32_t ta = 0, hdr[7] = {0, 0, 0, 0, 0, 0, 0};
     uint64_t stream = (uint64_t)-1;
     tcpopt_t opt = {0, -1, 0, 0, 0, 0};
-    int64_t off = link_payload(linktype, d, caplen, &version);
+    int labelled = 0;
+    int64_t off = link_payload(linktype, d, caplen, &version, &labelled);
+    if (labelled)
+        s->tunnels[TUN_MPLS]++;
     memset(&ip, 0, sizeof ip);
     if (off == -2) {
         s->unsupported_link++;
@@ -1860,6 +1910,8 @@ static PyObject *Core_counters(Core *s, PyObject *Py_UNUSED(ignored))
     SET_U(d, "vxlan", s->tunnels[TUN_VXLAN]);
     SET_U(d, "geneve", s->tunnels[TUN_GENEVE]);
     SET_U(d, "ip_in_ip", s->tunnels[TUN_IP_IN_IP]);
+    SET_U(d, "teredo", s->tunnels[TUN_TEREDO]);
+    SET_U(d, "mpls", s->tunnels[TUN_MPLS]);
     SET_U(d, "connections", s->connections);
     SET_U(d, "evicted", s->evicted);
     SET_U(d, "syn", s->syn);

@@ -13,8 +13,10 @@ Definitions:
   ICMP packet here (decode["other_ip"]); tshark gives it its connection's tcp.stream,
   though not as a packet of that conversation.
 - TCP inside tunnels (IP in IP and 6in4, GRE, ERSPAN types I to III, VXLAN on UDP 4789,
-  Geneve on UDP 6081, nested up to four deep) is the innermost packet's: its connection,
-  its flags. A packet whose tunnel is not read (another GRE version, GRE routing, an
+  Geneve on UDP 6081, Teredo on UDP 3544, nested up to four deep) and past MPLS labels (on
+  Ethernet, VLANs and in GRE, at most 8 labels; the payload told IPv4 or IPv6 by its first
+  nibble, as Wireshark tells it, anything else not IP) is the innermost packet's: its
+  connection, its flags. A packet whose tunnel is not read (another GRE version, GRE routing, an
   unknown payload type) is counted in decode["unreadable_tunnel"].
 - A TLS handshake is counted by the first ClientHello of a connection: the one that
   starts its client payload, or that starts one of its first 16 payload segments past a
@@ -208,7 +210,9 @@ class CaptureAnalysis:
                 )
             },  # fmt: skip
             "tunnels": {
-                key: c[key] for key in ("ip_in_ip", "gre", "erspan", "vxlan", "geneve") if c[key]
+                key: c[key]
+                for key in ("ip_in_ip", "gre", "erspan", "vxlan", "geneve", "teredo", "mpls")
+                if c[key]
             },
             "link_types": {
                 key: c[key]

@@ -366,3 +366,25 @@ def geneve(src: str, dst: str, inner: bytes, *, vni: int = 42, sport: int = 4915
     option = struct.pack("!HBB", 0x0101, 0x01, 1) + b"\x00" * 4
     header = struct.pack("!BBHI", len(option) // 4, 0, 0x6558, vni << 8) + option
     return carried(src, dst, 17, udp_bytes(sport, 6081, header + ethernet_bytes(inner)))
+
+
+def mpls(packet: bytes, labels: tuple[int, ...] = (16, 17)) -> bytes:
+    """`packet` (an IP packet) under a stack of MPLS labels, the last marked bottom of stack,
+    in an Ethernet frame of EtherType 0x8847 (MPLS unicast)."""
+    stack = b"".join(
+        struct.pack("!I", label << 12 | (1 << 8 if i == len(labels) - 1 else 0) | 64)
+        for i, label in enumerate(labels)
+    )
+    return (
+        b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01"
+        + struct.pack("!H", 0x8847)
+        + stack
+        + packet
+    )
+
+
+def teredo(src: str, dst: str, inner: bytes, *, origin: bool = True, sport: int = 49154) -> bytes:
+    """`inner` (an IPv6 packet) in Teredo over UDP port 3544, after an origin indication
+    header (a relay's packet to its client) when `origin`."""
+    header = struct.pack("!HH4s", 0x0000, 0xFFFF ^ 40000, bytes(~b & 0xFF for b in (192, 0, 2, 9)))
+    return carried(src, dst, 17, udp_bytes(3544, sport, (header if origin else b"") + inner))

@@ -20,8 +20,11 @@ from collectors.capture.synth import (
     exchange,
     gre,
     ip_packet,
+    mpls,
+    teredo,
     tls_client_hello,
     tls_server_hello,
+    udp_bytes,
     vxlan,
 )
 from collectors.capture.tls import HELLO_RETRY_RANDOM
@@ -135,6 +138,64 @@ def test_a_tunnel_inside_a_tunnel_is_decoded(scratch):
     assert (figures["connections"], figures["tls_handshakes"]) == (1, 1)
     assert figures["tunnels"] == {"gre": len(frames), "vxlan": len(frames)}
     assert_matches_tshark(path)
+
+
+def test_tcp_past_mpls_labels_and_in_mpls_over_gre_is_tsharks(scratch):
+    """IPv4 and IPv6 under a stack of labels on Ethernet, and under one label in GRE."""
+    frames = [mpls(ip_packet(s)) for s in exchange("10.7.0.1", "10.7.0.2", 50000, 443, HELLOS)]
+    frames += [
+        mpls(ip_packet(s), labels=(16, 17, 18))
+        for s in exchange("2001:db8::7", "2001:db8::8", 50001, 443, HELLOS)
+    ]
+    label = struct.pack("!I", 16 << 12 | 1 << 8 | 64)
+    in_gre = [
+        ethernet_bytes(gre("203.0.113.1", "203.0.113.2", label + ip_packet(s), protocol=0x8847))
+        for s in exchange("10.8.0.1", "10.8.0.2", 50002, 443, HELLOS)
+    ]
+    path = write(scratch / "mpls.pcap", frames + in_gre)
+
+    figures = analyse_capture(path).as_dict()
+    assert (figures["connections"], figures["tls_handshakes"]) == (3, 3)
+    assert figures["tunnels"] == {"mpls": len(frames), "gre": len(in_gre)}
+    assert figures["decode"]["tcp"] == figures["packets"]
+    assert_matches_tshark(path)
+
+
+def test_a_pseudowire_under_mpls_labels_is_not_ip_and_is_counted_so(scratch):
+    """What follows the bottom label and is neither IPv4 nor IPv6 (an Ethernet pseudowire's
+    control word) is counted as not IP, never read as a packet."""
+    control_word = b"\x00\x00\x00\x00"
+    pseudowire = mpls(control_word + ethernet_bytes(ip_packet(exchange(
+        "10.7.0.1", "10.7.0.2", 50000, 443, HELLOS)[0])))  # fmt: skip
+    path = write(scratch / "pw.pcap", [pseudowire])
+    figures = analyse_capture(path).as_dict()
+    assert figures["decode"]["non_ip"] == 1 and figures["connections"] == 0
+    assert figures["tunnels"] == {"mpls": 1}
+
+
+@pytest.mark.parametrize("origin", [True, False], ids=["origin-indication", "bare"])
+def test_tcp_in_teredo_is_tsharks(scratch, origin):
+    segments = exchange("2001:0:4136:e378::1", "2001:db8::9", 50003, 443, HELLOS)
+    frames = [
+        ethernet_bytes(teredo("192.0.2.10", "192.0.2.11", ip_packet(s), origin=origin))
+        for s in segments
+    ]
+    path = write(scratch / "teredo.pcap", frames)
+
+    figures = analyse_capture(path).as_dict()
+    assert (figures["connections"], figures["tls_handshakes"]) == (1, 1)
+    assert figures["tunnels"] == {"teredo": len(frames)}
+    assert_matches_tshark(path)
+
+
+def test_other_udp_on_the_teredo_port_stays_udp(scratch):
+    path = write(
+        scratch / "udp.pcap",
+        # "h" is 0x68: the version nibble of IPv6, but no IPv6 header that fills the datagram.
+        [ethernet_bytes(carried("192.0.2.10", "192.0.2.11", 17, udp_bytes(3544, 53, b"hello?")))],
+    )
+    figures = analyse_capture(path).as_dict()
+    assert figures["decode"]["udp"] == 1 and figures["tunnels"] == {}
 
 
 def test_a_tunnel_header_cut_by_the_snap_length_is_counted_as_truncated(scratch):

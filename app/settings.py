@@ -449,10 +449,15 @@ SWEEP_SECONDS = env_int("PERFCASE_SWEEP_SECONDS", 5, minimum=1)
 TARGET_GRACE_SECONDS = env_int("PERFCASE_TARGET_GRACE_SECONDS", 30, minimum=10)
 # A ladder's run may take its steps and this much more (stopping the tools, the analysis);
 # past that its sides are failed.
+LADDER_GRACE_SECONDS = env_int("PERFCASE_LADDER_GRACE_SECONDS", 120, minimum=5)
+# A profile or a capture during a ladder's step is asked for at least this long before the
+# step begins (its hosts connect and check first), and a ladder that holds a knee's load
+# for them starts this long and 5 s more after it is asked for. Raise it for hosts behind
+# slow jump hosts; lower it where hosts answer at once.
+STEP_LEAD_SECONDS = env_int("PERFCASE_STEP_LEAD_SECONDS", 15, minimum=2)
 # The case page draws the newest this many timeline events; earlier ones load as they scroll
 # into view.
 TIMELINE_WINDOW = env_int("PERFCASE_TIMELINE_WINDOW", 50, minimum=10)
-LADDER_GRACE_SECONDS = env_int("PERFCASE_LADDER_GRACE_SECONDS", 120, minimum=5)
 # How often an open page asks for new timeline events, in milliseconds.
 TIMELINE_POLL_MS = env_int("PERFCASE_TIMELINE_POLL_MS", 3000, minimum=500)
 

@@ -11,12 +11,10 @@ ladder finds what was taken during its steps by the collection's parameters.
 from datetime import timedelta
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
-# A step's measurement must start at least this far ahead to be caught: the targets
-# connect and check first.
-STEP_LEAD = timedelta(seconds=15)
 KNEE = "knee"
 
 
@@ -71,6 +69,9 @@ def on_ladder_step(*, investigation, user, parameters: dict):
         ladder, index = ladder_hold_at_knee(ladder=ladder, user=user, seconds=parameters["seconds"])
     else:
         index = step - 1
-    start, seconds = ladder_step_window(ladder=ladder, index=index, lead=STEP_LEAD)
+    # A step's measurement must start at least this far ahead to be caught: the targets
+    # connect and check first.
+    lead = timedelta(seconds=settings.STEP_LEAD_SECONDS)
+    start, seconds = ladder_step_window(ladder=ladder, index=index, lead=lead)
     parameters.update(ladder=ladder.pk, step=index + 1, seconds=min(parameters["seconds"], seconds))
     return parameters, start

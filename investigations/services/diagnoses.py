@@ -32,9 +32,9 @@ from investigations.services.diagnosis_stages import (
     stage_set,
 )
 from investigations.services.ladders import (
-    HOLD_START_SECONDS,
     SLOT_MARGIN_SECONDS,
     START_DELAY_SECONDS,
+    hold_start_seconds,
     ladder_settings_check,
 )
 
@@ -108,7 +108,7 @@ def _estimate(name: str, *, load: dict | None, seconds: int, baseline: dict) -> 
         steps = len((load or {}).get("steps") or [])
         slot = warmup + (load or {}).get("step_seconds", 30) + SLOT_MARGIN_SECONDS
         return START_DELAY_SECONDS + steps * slot
-    return HOLD_START_SECONDS + warmup + seconds + 2 + SLOT_MARGIN_SECONDS + AT_KNEE_AFTER_SECONDS
+    return hold_start_seconds() + warmup + seconds + 2 + SLOT_MARGIN_SECONDS + AT_KNEE_AFTER_SECONDS
 
 
 def _check(value, low: int, high: int, field: str, errors: dict, message) -> None:

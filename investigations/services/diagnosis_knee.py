@@ -18,7 +18,7 @@ from investigations.models.diagnoses import DiagnosisStage
 from investigations.runs.service_process import find_service_process, url_port
 from investigations.selectors.diagnoses import highest_held_load, last_ladder
 from investigations.services.collections import collection_request, collection_time_limit
-from investigations.services.ladders import HOLD_START_SECONDS, ladder_knee_load, ladder_request
+from investigations.services.ladders import hold_start_seconds, ladder_knee_load, ladder_request
 
 
 class StageSkipped(Exception):
@@ -145,7 +145,7 @@ def start_at_knee(diagnosis, stage):
         stop_error_rate=source.stop_error_rate,
         stop_p99_ms=source.stop_p99_ms,
         margin=source.margin,
-        start_in=HOLD_START_SECONDS,
+        start_in=hold_start_seconds(),
     )
     stage["ladder"] = hold.pk
     stage["knee"] = {"ladder": source.pk, "load": load}

@@ -43,9 +43,12 @@ MAX_TOTAL_SECONDS = 90 * 60
 # Per step, beyond warm-up and measurement: starting the samplers, storing the results.
 SLOT_MARGIN_SECONDS = 4
 START_DELAY_SECONDS = 3
-# A ladder that holds a knee's load for a profile or a capture starts late enough for their
-# hosts to connect and check first.
-HOLD_START_SECONDS = 20
+
+
+def hold_start_seconds() -> int:
+    """How long after it is asked for a ladder that holds a knee's load for a profile or a
+    capture starts: late enough for their hosts to connect and check first."""
+    return settings.STEP_LEAD_SECONDS + 5
 
 
 def _check_numbers(steps, step_seconds, warmup_seconds, stop_error_rate, stop_p99_ms, margin):
@@ -345,6 +348,6 @@ def ladder_hold_at_knee(*, ladder: Ladder, user, seconds: int) -> tuple[Ladder, 
         stop_error_rate=ladder.stop_error_rate,
         stop_p99_ms=ladder.stop_p99_ms,
         margin=ladder.margin,
-        start_in=HOLD_START_SECONDS,
+        start_in=hold_start_seconds(),
     )
     return hold, 0

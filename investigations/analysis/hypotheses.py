@@ -58,6 +58,8 @@ class CaseEvidence:
     baseline: dict[str, tuple[str, Item]] = field(default_factory=dict)
     # The newest ladder's verdict: "differs" or "same", with its Item; None: no ladder.
     ladder: tuple[str, Item] | None = None
+    # The side the newest ladder found slower where the sides part ("a" or "b"), if it did.
+    slower: str | None = None
     compared: dict[str, Item] = field(default_factory=dict)
 
 

@@ -158,6 +158,21 @@ def find_divergence(a: list[Point], b: list[Point], margin: float) -> tuple[floa
     )
 
 
+def slower_side(a: list[Point], b: list[Point], load: float | None, margin: float) -> str | None:
+    """ "a" or "b": the side that is slower where the sides part (at `load`, as
+    find_divergence found it): the lower throughput, else the higher p99; None without a
+    divergence."""
+    pa = next((p for p in a if p.load == load), None)
+    pb = next((p for p in b if p.load == load), None)
+    if load is None or pa is None or pb is None:
+        return None
+    if differ(pa.rps, pb.rps, margin):
+        return "a" if pa.rps < pb.rps else "b"
+    if differ(pa.p99, pb.p99, margin):
+        return "a" if pa.p99 > pb.p99 else "b"
+    return None
+
+
 def mark(a: float | None, b: float | None, *, higher_is_better: bool, margin: float) -> str:
     """better / worse / about equal, for A against B."""
     if a is None or b is None:

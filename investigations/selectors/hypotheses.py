@@ -81,7 +81,7 @@ def _baseline(investigation: Investigation, findings: list[FindingFact], evidenc
     by_rule = {(f.rule, f.subject): f.item for f in findings if f.rule.startswith("baseline.")}
     for row in rows:
         metric = f"{row.benchmark}.{row.metric}"
-        verdict = "about_equal" if row.verdict == BaselineVerdict.ABOUT_EQUAL else "worse"
+        verdict, faster_is_worse = _baseline_verdict(row.verdict, evidence.slower)
         if evidence.baseline.get(metric, ("",))[0] == "worse":
             continue
         item = by_rule.get((f"baseline.{metric}", row.role)) or Item(
@@ -93,6 +93,17 @@ def _baseline(investigation: Investigation, findings: list[FindingFact], evidenc
             else metric,
             url,
         )
+        if faster_is_worse:
+            item = Item(
+                item.kind,
+                item.id,
+                gettext(
+                    "%(summary)s: worse on the faster side, so it does not explain why side "
+                    "%(slower)s is slower"
+                )
+                % {"summary": item.summary, "slower": evidence.slower.upper()},
+                item.url,
+            )
         evidence.baseline[metric] = (verdict, item)
     evidence.compared["baseline"] = Item(
         "baseline",
@@ -107,11 +118,26 @@ def _baseline(investigation: Investigation, findings: list[FindingFact], evidenc
     )
 
 
+def _baseline_verdict(row_verdict: str, slower: str | None) -> tuple[str, bool]:
+    """(a baseline row as the signals read it: "worse" where it shows the slower side worse,
+    "about_equal" where it shows no difference; whether the row shows the faster side worse).
+    A row that shows the side the ladder found faster worse explains nothing of the gap: it
+    counts as no difference. Without a slower side, any difference counts."""
+    if row_verdict == BaselineVerdict.ABOUT_EQUAL:
+        return "about_equal", False
+    worse = "a" if row_verdict == BaselineVerdict.WORSE else "b"
+    if slower is not None and worse != slower:
+        return "about_equal", True
+    return "worse", False
+
+
 def _both_sides(rows) -> bool:
     return {SideKey.A, SideKey.B} <= set(rows.values_list("side__key", flat=True).distinct())
 
 
-def _ladder(investigation: Investigation, evidence: CaseEvidence) -> None:
+def _ladder(investigation: Investigation, evidence: CaseEvidence) -> Item | None:
+    """The newest analysed ladder's verdict and the side it found slower, into `evidence`;
+    its Item, or None without one."""
     ladder = (
         Ladder.objects.filter(investigation=investigation, status__in=ANALYSED_LADDERS)
         .exclude(analysis={})
@@ -121,7 +147,7 @@ def _ladder(investigation: Investigation, evidence: CaseEvidence) -> None:
     )
     divergence = (ladder.analysis or {}).get("divergence") if ladder else None
     if not divergence:
-        return
+        return None
     reason = stored_text(divergence, "reason")
     item = Item(
         EvidenceKind.LADDER,
@@ -130,7 +156,9 @@ def _ladder(investigation: Investigation, evidence: CaseEvidence) -> None:
         reverse("ladder_detail", args=[ladder.pk]),
     )
     evidence.ladder = ("differs" if divergence.get("load") is not None else "same", item)
+    evidence.slower = divergence.get("slower") if divergence.get("slower") in ("a", "b") else None
     evidence.compared["ladder"] = item
+    return item
 
 
 def case_evidence(*, investigation: Investigation) -> CaseEvidence:
@@ -149,6 +177,9 @@ def case_evidence(*, investigation: Investigation) -> CaseEvidence:
             % {"count": len(pairs)},
             reverse("facts_diff", args=[investigation.pk]),
         )
+    # The ladder first (its item still listed last): the side it found slower decides what a
+    # baseline row shows.
+    ladder = _ladder(investigation, evidence)
     _baseline(investigation, evidence.findings, evidence)
     captures = investigation.captures.filter(UNDAMAGED, job__status=CaptureStatus.READY)
     if _both_sides(captures):
@@ -165,7 +196,8 @@ def case_evidence(*, investigation: Investigation) -> CaseEvidence:
             gettext("CPU profiles of both sides"),
             reverse("profile_diff", args=[investigation.pk]),
         )
-    _ladder(investigation, evidence)
+    if ladder is not None:  # listed last, as the method runs it
+        evidence.compared["ladder"] = evidence.compared.pop("ladder")
     return evidence
 
 

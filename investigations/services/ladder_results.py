@@ -12,7 +12,7 @@ from django.utils.translation import gettext_noop
 from collectors.loadresults import StepResult
 from collectors.phrase import Phrase, as_phrase, joined
 from investigations import jobs
-from investigations.analysis.ladder import Point, find_divergence, find_knee
+from investigations.analysis.ladder import Point, find_divergence, find_knee, slower_side
 from investigations.analysis.steps import cpu_average, generator_busy, ladder_outcome
 from investigations.choices import ENDED_LADDER_STATUSES, EventKind, LadderStatus
 from investigations.models import Job, Ladder, LadderSide, LadderStep
@@ -200,8 +200,14 @@ def ladder_analysis(*, ladder: Ladder, points: dict[str, list[Point]] | None = N
             side: with_phrases({"index": knee.index, "load": knee.load, "reason": knee.reason})
             for side, knee in knees.items()
         },
+        # "slower": the side that is slower where they part ("a", "b"; None without).
         "divergence": with_phrases(
-            {"index": divergence, "load": load, "reason": divergence_reason}
+            {
+                "index": divergence,
+                "load": load,
+                "reason": divergence_reason,
+                "slower": slower_side(points["a"], points["b"], load, ladder.margin),
+            }
         ),
     }
 

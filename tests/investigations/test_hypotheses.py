@@ -12,9 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils.html import escape
 
 from collectors.phrase import Phrase
+from investigations.analysis.ladder import Point, slower_side
 from investigations.analysis.rules.base import Verdict
-from investigations.choices import FindingSeverity
-from investigations.models import RootCause
+from investigations.choices import FindingSeverity, LadderStatus
+from investigations.models import BaselineResult, Ladder, RootCause
 from investigations.selectors.hypotheses import case_hypotheses
 from investigations.services.findings import PairVerdicts, findings_record
 from tests.conftest import ApiClient, loaded_page
@@ -86,6 +87,69 @@ def test_the_selector_reads_a_bounded_number_of_queries_however_many_findings(pe
 def test_a_case_with_no_evidence_ranks_nothing(personas):
     found = case_hypotheses(investigation=personas.investigation)
     assert found == {"hypotheses": [], "compared": [], "difference_found": False}
+
+
+def slower_ladder_and_cpu_rows(investigation, *, slower: str, events_a: float, events_b: float):
+    """A completed ladder whose sides part with `slower` the slower, and the baseline's
+    single-thread CPU result of each side's service host."""
+    Ladder.objects.create(
+        investigation=investigation,
+        steps=[10],
+        step_seconds=20,
+        status=LadderStatus.COMPLETED,
+        analysis={"divergence": {"index": 0, "load": 10, "reason": "they part", "slower": slower}},
+    )
+    for key, events in (("a", events_a), ("b", events_b)):
+        BaselineResult.objects.create(
+            investigation=investigation,
+            side=investigation.sides.get(key=key),
+            role="service",
+            benchmark="cpu_1",
+            metric="events_per_second",
+            values=[events],
+            median=events,
+            spread=0.0,
+        )
+
+
+def governor(found) -> tuple[list[str], list[str]]:
+    (hypothesis,) = [h for h in found["hypotheses"] if h.entry.slug == "cpu-governor-powersave"]
+    return [i.summary for i in hypothesis.supporting], [i.summary for i in hypothesis.against]
+
+
+@pytest.mark.parametrize(("slower", "counts_for"), [("b", False), ("a", True)])
+def test_a_baseline_row_counts_for_a_cause_only_where_it_shows_the_slower_side_worse(
+    personas, slower, counts_for
+):
+    """Side A computes at half B's speed. With the ladder finding A slower, that supports a
+    CPU cause; with B slower, it explains nothing of the gap and counts as no difference."""
+    raise_findings(personas.investigation, ("cpu_governor", "cpu0"))
+    slower_ladder_and_cpu_rows(personas.investigation, slower=slower, events_a=500, events_b=1000)
+
+    supporting, against = governor(case_hypotheses(investigation=personas.investigation))
+
+    baseline_for = [s for s in supporting if "cpu_1" in s or "worse at" in s]
+    baseline_against = [s for s in against if "cpu_1" in s or "worse at" in s]
+    if counts_for:
+        assert baseline_for and not baseline_against, (supporting, against)
+    else:
+        assert baseline_against and not baseline_for, (supporting, against)
+        assert (
+            "worse on the faster side, so it does not explain why side B is slower"
+            in (baseline_against[0])
+        )
+
+
+def test_the_slower_side_is_where_throughput_is_lower_else_where_p99_is_higher():
+    def at(load, rps, p99):
+        return Point(0, load, rps, None, p99, 0.0)
+
+    weak, strong = [at(10, 100, 5), at(20, 100, 50)], [at(10, 100, 5), at(20, 190, 6)]
+    assert slower_side(weak, strong, 20, 0.2) == "a"
+    assert slower_side(strong, weak, 20, 0.2) == "b"
+    same_rps, slow_tail = [at(10, 100, 5)], [at(10, 100, 9)]
+    assert slower_side(same_rps, slow_tail, 10, 0.2) == "b"
+    assert slower_side(weak, strong, None, 0.2) is None
 
 
 # --- the API -------------------------------------------------------------------------------

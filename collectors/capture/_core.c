@@ -46,8 +46,9 @@
 #define TLS_MAX_HELLO (16384u + 9u)
 #define TLS_BUDGET (32u * 1024u * 1024u)
 #define TLS_MAX_TRIES 16
-/* How far past a plaintext prelude (HTTP CONNECT, SOCKS, STARTTLS) each direction is
- * searched for its first handshake record: segments and payload bytes before it. */
+/* How far past a plaintext prelude (HTTP CONNECT, SOCKS, STARTTLS, a PROXY protocol header)
+ * each direction is searched for its first handshake record: segments and payload bytes
+ * before it. */
 #define TLS_PRELUDE_SEGMENTS 16
 #define TLS_PRELUDE_BYTES 16384u
 #define MAX_TUNNELS 4 /* tunnels inside tunnels decoded, outermost first */
@@ -672,10 +673,41 @@ static uint32_t tls_need(const uint8_t *b, uint32_t have)
     return need > TLS_MAX_HELLO ? TLS_MAX_HELLO : need;
 }
 
+/* The length of a PROXY protocol header (text v1 or binary v2) that `b` starts with, as a
+ * load balancer puts it before a client's first bytes; 0 for none (or one cut short). */
+static uint32_t proxy_header(const uint8_t *b, uint32_t have)
+{
+    static const uint8_t v2[12] = {0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d,
+                                   0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a};
+    if (have >= 16 && memcmp(b, v2, sizeof v2) == 0) {
+        uint32_t length = 16u + be16(b + 14);
+        return length <= have ? length : 0;
+    }
+    if (have >= 8 && memcmp(b, "PROXY ", 6) == 0) {
+        uint32_t end = have < 107 ? have : 107; /* a v1 header is at most 107 bytes */
+        for (uint32_t i = 6; i + 1 < end; i++)
+            if (b[i] == '\r' && b[i + 1] == '\n')
+                return i + 2;
+    }
+    return 0;
+}
+
 static int tls_segment(Core *s, conn_t *c, int d, uint32_t seq, uint32_t seglen,
                        const uint8_t *payload, uint32_t avail, int64_t now)
 {
     flow_t *f = &c->flow[d];
+    if (f->tls_state == 0 && f->tls_prelude_segs == 0 && f->tls_prelude == 0) {
+        /* A PROXY protocol header first: the hello may follow it in the same segment. */
+        uint32_t skip = proxy_header(payload, avail);
+        if (skip) {
+            payload += skip, avail -= skip, seq += skip, seglen -= skip;
+            f->tls_prelude += skip;
+            if (avail == 0) { /* the header alone: a prelude segment */
+                f->tls_prelude_segs++;
+                return 0;
+            }
+        }
+    }
     if (f->tls_state == 0) {
         /* A handshake record of TLS 1.0-1.3 (and SSL 3) starts 0x16 0x03. Past a plaintext
          * prelude (a proxy's CONNECT, SOCKS, STARTTLS) a segment must also begin a hello of

@@ -19,10 +19,12 @@ Definitions:
   connection, its flags. A packet whose tunnel is not read (another GRE version, GRE routing, an
   unknown payload type) is counted in decode["unreadable_tunnel"].
 - A TLS handshake is counted by the first ClientHello of a connection: the one that
-  starts its client payload, or that starts one of its first 16 payload segments past a
-  plaintext prelude (HTTP CONNECT, SOCKS, STARTTLS) of at most 16 KiB. tshark also counts
+  starts its client payload (past a PROXY protocol header, v1 or v2, in the same segment),
+  or that starts one of its first 16 payload segments past a plaintext prelude (HTTP
+  CONNECT, SOCKS, STARTTLS, a PROXY header alone) of at most 16 KiB. tshark also counts
   the second ClientHello of a handshake after a HelloRetryRequest
-  (tls.hello_retry_requests says how many) and a ClientHello past that bound.
+  (tls.hello_retry_requests says how many) and a ClientHello past that bound; it counts no
+  hello that shares its segment with a PROXY v2 header (it reads neither).
 - The client is the SYN's sender (or the SYN/ACK's receiver). Where neither was captured,
   the server is guessed: the port below 1024 if exactly one is, else the lower port; such
   connections are counted in `server_guessed`.

@@ -84,6 +84,47 @@ def test_each_prelude_alone_gives_tsharks_client_hello(scratch, prelude):
     assert_matches_tshark(path)
 
 
+# PROXY protocol headers as a load balancer sends them before the client's first bytes.
+PROXY_V1 = b"PROXY TCP4 198.51.100.7 192.0.2.2 51000 443\r\n"
+PROXY_V2 = (
+    b"\r\n\r\n\x00\r\nQUIT\n"
+    + bytes([0x21, 0x11])  # version 2, PROXY; TCP over IPv4
+    + struct.pack("!H4s4sHH", 12, bytes([198, 51, 100, 7]), bytes([192, 0, 2, 2]), 51000, 443)
+)
+
+
+def proxied(scratch, header: bytes, together: bool) -> Path:
+    hello = [("client", header + tls_client_hello())] if together else [
+        ("client", header), ("client", tls_client_hello())]  # fmt: skip
+    turns = hello + [("server", tls_server_hello())]
+    return write(
+        scratch / "proxy.pcap", plain(exchange("192.0.2.1", "192.0.2.2", 40000, 443, turns))
+    )
+
+
+@pytest.mark.parametrize(
+    ("header", "together"),
+    [(PROXY_V1, True), (PROXY_V1, False), (PROXY_V2, False)],
+    ids=["v1-same-segment", "v1-own-segment", "v2-own-segment"],
+)
+def test_a_hello_after_a_proxy_protocol_header_is_tsharks(scratch, header, together):
+    """Behind a load balancer that speaks the PROXY protocol the hello follows its header,
+    in the same segment or the next."""
+    path = proxied(scratch, header, together)
+    assert analyse_capture(path).as_dict()["tls_handshakes"] == 1
+    assert_matches_tshark(path)
+
+
+def test_a_hello_in_the_segment_of_a_proxy_v2_header_is_counted_where_tshark_does_not(scratch):
+    """A documented difference: tshark (4.0) reads neither a PROXY v2 header that shares its
+    segment with the client's first bytes nor what follows it, so it sees no hello there;
+    the hello is there, and counted."""
+    need_tshark()
+    path = proxied(scratch, PROXY_V2, True)
+    assert analyse_capture(path).as_dict()["tls_handshakes"] == 1
+    assert tshark_count(path, "tls.handshake.type == 1") == 0
+
+
 def test_the_search_for_a_hello_past_a_prelude_is_bounded(scratch):
     """The first 15 payload segments of a direction may be a prelude; a hello after more is
     not looked for (tshark, which reads the whole stream, counts it: a bound of ours)."""

@@ -61,31 +61,20 @@ def findings_refresh(*, investigation: Investigation) -> None:
     )
 
 
-def _lock(investigation: Investigation) -> None:
-    """One refresh of the findings at a time per investigation (till the transaction ends)."""
-    Investigation.objects.select_for_update().filter(pk=investigation.pk).first()
-
-
 @transaction.atomic
 def findings_recheck(
     *, investigation: Investigation, read_pairs: Callable[[], list[PairVerdicts]]
 ) -> None:
-    """The rules' verdicts on the pairs `read_pairs` reads, read only once the case is locked.
-    Two threads that store the two sides of a pair at once (a diagnosis's captures at the
-    knee, a collection each) and each read the pairs before waiting for the lock would each
-    see its own side alone, and neither would compare them; read after the lock, the second
-    sees what the first committed."""
-    _lock(investigation)
-    findings_record(investigation=investigation, pairs=read_pairs())
+    """The rules' verdicts on the pairs `read_pairs` reads, now: findings raised once,
+    updated, back when they return, resolved when their pair no longer shows them.
 
-
-@transaction.atomic
-def findings_record(*, investigation: Investigation, pairs: list[PairVerdicts]) -> None:
-    """The rules' verdicts on these pairs, now: findings raised once, updated, back when they
-    return, resolved when their pair no longer shows them."""
-    # One refresh at a time per investigation: targets finishing together would race (and
-    # a refresh reads its pairs after this lock: findings_recheck).
-    _lock(investigation)
+    One refresh at a time per investigation, and the pairs are read only once the case is
+    locked: two threads that store the two sides of a pair at once (a diagnosis's captures
+    at the knee, a collection each) and each read the pairs before waiting for the lock
+    would each see its own side alone, and neither would compare them; read after the lock,
+    the second sees what the first committed."""
+    Investigation.objects.select_for_update().filter(pk=investigation.pk).first()
+    pairs = read_pairs()
     now = timezone.now()
     # Rows, not models: a case holds hundreds of findings, and most come back as they were.
     existing = {
@@ -159,6 +148,11 @@ def findings_record(*, investigation: Investigation, pairs: list[PairVerdicts]) 
     ):
         if rows:
             _log_many(investigation, rows, what)
+
+
+def findings_record(*, investigation: Investigation, pairs: list[PairVerdicts]) -> None:
+    """findings_recheck on pairs read already (the demo's and the tests' own verdicts)."""
+    findings_recheck(investigation=investigation, read_pairs=lambda: pairs)
 
 
 def _log_many(investigation: Investigation, rows: list[dict], what: str) -> None:

@@ -151,8 +151,10 @@ def test_an_unreachable_webhook_never_blocks_the_page(personas, celery_worker):
     assert response.status_code == 302
     delivery = WebhookDelivery.objects.get(team=personas.team)
     assert delivery.job.status in (DeliveryStatus.PENDING, DeliveryStatus.SENDING)
-    wait_for(lambda: WebhookDelivery.objects.get(pk=delivery.pk).job.attempts >= 1)
+    # The attempt is counted when the worker claims it, its error once the attempt failed.
+    wait_for(lambda: WebhookDelivery.objects.get(pk=delivery.pk).job.error)
     delivery.refresh_from_db()
+    assert delivery.job.attempts >= 1
     assert delivery.job.error == "Cannot reach the webhook."
 
 

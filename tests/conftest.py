@@ -1,5 +1,6 @@
 """Shared fixtures: personas (lead, member, viewer, outsider), API clients, a real Celery worker."""
 
+import contextlib
 import json
 import os
 import re
@@ -14,6 +15,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from urllib.parse import quote
 
+import psycopg
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -208,8 +210,8 @@ def pytest_configure(config):
     # after it is asked for, not 20), in this process and the workers it starts.
     os.environ["PERFCASE_STEP_LEAD_SECONDS"] = "6"
     settings.STEP_LEAD_SECONDS = 6
-    # The run's id, known to the pytest-xdist controller as to every process: it names the
-    # run's template database (tests/testdb.py), which the controller drops at the end.
+    # The run's id, known to the pytest-xdist controller as to every process: it names what
+    # the run's processes share (tests/once.py), which the controller removes at the end.
     if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
         config.option.testrunuid = config.option.testrunuid or uuid.uuid4().hex
 
@@ -317,13 +319,16 @@ def stop_worker(process: subprocess.Popen) -> None:
 
 def pytest_sessionfinish(session):
     config = session.config
-    if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
-        from django.db import connection
+    if hasattr(config, "workerinput"):
+        return  # the controller, or a run without pytest-xdist, cleans up once
+    from django.db import connection
 
-        from tests import testdb
+    from tests import once, testdb
 
-        if connection.vendor == "postgresql":
-            testdb.drop_templates(connection.settings_dict, config.option.testrunuid)
+    if connection.vendor == "postgresql":
+        with contextlib.suppress(psycopg.OperationalError):  # no server: nothing to drop
+            testdb.drop_other_templates(connection.settings_dict, testdb.source_digest())
+    once.remove(config)
 
 
 @pytest.fixture(autouse=True)
@@ -355,17 +360,17 @@ def shipped_knowledge(db):
 def django_db_setup(
     request, django_test_environment, django_db_blocker, django_db_modify_db_settings
 ):
-    """pytest-django's, except that under pytest-xdist on PostgreSQL each process copies the
-    run's one migrated template database instead of migrating its own (tests/testdb.py)."""
+    """pytest-django's, except that on PostgreSQL each process copies the one migrated
+    template database of this version of the code instead of migrating its own
+    (tests/testdb.py)."""
     from django.db import connection
     from django.test.utils import setup_databases, teardown_databases
 
-    run = getattr(request.config, "workerinput", {}).get("testrunuid")
     with django_db_blocker.unblock():
-        if run and connection.vendor == "postgresql":
+        if connection.vendor == "postgresql":
             from tests import testdb
 
-            testdb.clone_test_database(connection, run)
+            testdb.clone_test_database(connection, testdb.source_digest())
             yield
             testdb.drop_test_database(connection)
             return

@@ -1,24 +1,44 @@
-"""One migrated database per test run, cloned for each pytest-xdist process.
+"""One migrated database per version of the code, cloned for each test process.
 
 Migrating takes a test process about 13 s of CPU (rendering the migration states, and the
 knowledge base's shipped entries indexed with jieba); four processes migrating at once on two
 cores took half a minute before the first test. Instead the first process to get here
 migrates a template database, under a lock, and every process (that one too) takes a copy of
-it with PostgreSQL's `CREATE DATABASE ... TEMPLATE`, which takes well under a second. The
-pytest-xdist controller drops the template when the run ends.
+it with PostgreSQL's `CREATE DATABASE ... TEMPLATE`, which takes well under a second.
+
+The template is named by a digest of the code the migrations run (`source_digest`), so
+`make test`'s serial lane, and the next run of unchanged code, copy the template the
+parallel lane made instead of migrating again. A run drops the templates of other versions
+when it ends, and keeps its own.
 """
 
 import fcntl
+import hashlib
 import tempfile
 from pathlib import Path
 
 import psycopg
 
 TEMPLATE_SUFFIX = "_template_"
+ROOT = Path(__file__).resolve().parent.parent
+# What a migration can run: its own files, the app code its data migrations import, the
+# shipped knowledge base's data.
+SOURCES = ("app", "investigations", "collectors")
 
 
-def template_name(base: str, run: str) -> str:
-    return f"{base}{TEMPLATE_SUFFIX}{run[:12]}"
+def source_digest() -> str:
+    """A digest of every source file under SOURCES, by path and contents."""
+    digest = hashlib.sha256()
+    for folder in SOURCES:
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix in (".py", ".json", ".yaml", ".yml", ".txt", ".sql") and path.is_file():
+                digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def template_name(base: str, version: str) -> str:
+    return f"{base}{TEMPLATE_SUFFIX}{version[:12]}"
 
 
 def _admin(settings_dict: dict) -> psycopg.Connection:
@@ -42,27 +62,33 @@ def _exists(admin: psycopg.Connection, name: str) -> bool:
     return found.fetchone() is not None
 
 
-def clone_test_database(connection, run: str) -> str:
+def clone_test_database(connection, version: str) -> str:
     """Give `connection` (the default alias, its TEST NAME already suffixed for this process)
-    a migrated test database copied from the run's template; returns its name."""
+    a migrated test database copied from the template of the code's version; returns its
+    name."""
     from django.conf import settings
 
     settings_dict = connection.settings_dict
-    own = settings_dict["TEST"]["NAME"]
+    own = settings_dict["TEST"]["NAME"] or connection.creation._get_test_db_name()
     base = "test_" + settings_dict["NAME"]
-    template = template_name(base, run)
+    template = template_name(base, version)
     lock = Path(tempfile.gettempdir()) / f"perfcase-{template}.lock"
     with open(lock, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         with _admin(settings_dict) as admin:
             migrated = _exists(admin, template)
         if not migrated:
-            settings_dict["TEST"]["NAME"] = template
+            # Migrated under another name and renamed once done: a run stopped part-way
+            # never leaves a half-migrated template for the next run to copy.
+            partial = template + "_partial"
+            settings_dict["TEST"]["NAME"] = partial
             try:
                 connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
             finally:
                 settings_dict["TEST"]["NAME"] = own
             connection.close()  # a template with a session on it cannot be copied
+            with _admin(settings_dict) as admin:
+                admin.execute(f"ALTER DATABASE {_quoted(partial)} RENAME TO {_quoted(template)}")
         with _admin(settings_dict) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {_quoted(own)}")
             admin.execute(f"CREATE DATABASE {_quoted(own)} TEMPLATE {_quoted(template)}")
@@ -77,9 +103,16 @@ def drop_test_database(connection) -> None:
         admin.execute(f"DROP DATABASE IF EXISTS {_quoted(connection.settings_dict['NAME'])}")
 
 
-def drop_templates(settings_dict: dict, run: str) -> None:
-    """Drop the run's template (the controller, once every process has ended)."""
-    template = template_name("test_" + settings_dict["NAME"], run)
+def drop_other_templates(settings_dict: dict, version: str) -> None:
+    """Drop the templates of other versions of the code (the run's own stays, for the next
+    run): once every process of the run has ended."""
+    base = "test_" + settings_dict["NAME"]
+    keep = template_name(base, version)
     with _admin(settings_dict) as admin:
-        admin.execute(f"DROP DATABASE IF EXISTS {_quoted(template)}")
-    Path(tempfile.gettempdir(), f"perfcase-{template}.lock").unlink(missing_ok=True)
+        names = admin.execute(
+            "SELECT datname FROM pg_database WHERE starts_with(datname, %s) AND datname <> %s",
+            [base + TEMPLATE_SUFFIX, keep],
+        ).fetchall()
+        for (name,) in names:
+            admin.execute(f"DROP DATABASE IF EXISTS {_quoted(name)}")
+            Path(tempfile.gettempdir(), f"perfcase-{name}.lock").unlink(missing_ok=True)

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import once
+
 ROOT = Path(__file__).resolve().parents[2]
 # What a clean checkout does not hold, or what the build does not need.
 NOT_SOURCE = shutil.ignore_patterns(
@@ -40,36 +42,47 @@ SHIPPED = {
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp("wheel")
-    shutil.copytree(ROOT, work / "src", ignore=NOT_SOURCE)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", work / "dist",
-         work / "src"],
-        check=True, timeout=300,
-    )  # fmt: skip
-    (built,) = (work / "dist").glob("perfcase-*.whl")
+def wheel(request) -> Path:
+    """The wheel, built once for the whole run (tests/once.py): pytest-xdist may run this
+    module's tests in several processes."""
+
+    def build(work: Path):
+        shutil.copytree(ROOT, work / "src", ignore=NOT_SOURCE)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", work / "dist",
+             work / "src"],
+            check=True, timeout=300,
+        )  # fmt: skip
+        shutil.rmtree(work / "src")
+
+    (built,) = (once.shared(request.config, "wheel", build) / "dist").glob("perfcase-*.whl")
     return built
 
 
 @pytest.fixture(scope="module")
-def installed(wheel, tmp_path_factory) -> Path:
-    """A venv holding the wheel, with the project venv's dependencies; its python."""
-    venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True, timeout=60)
-    python = venv / "bin" / "python"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps",
-         wheel],
-        check=True, timeout=120,
-    )  # fmt: skip
-    site_packages = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    (Path(site_packages) / "project_dependencies.pth").write_text("\n".join(sorted(ours)) + "\n")
-    return python
+def installed(wheel, request) -> Path:
+    """A venv holding the wheel, with the project venv's dependencies (once for the run);
+    its python."""
+
+    def install(venv: Path):
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", venv], check=True, timeout=60
+        )
+        subprocess.run(
+            [sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install",
+             "--quiet", "--no-deps", wheel],
+            check=True, timeout=120,
+        )  # fmt: skip
+        site_packages = subprocess.run(
+            [venv / "bin" / "python", "-c",
+             "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True, capture_output=True, text=True,
+        ).stdout.strip()  # fmt: skip
+        ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+        pth = Path(site_packages) / "project_dependencies.pth"
+        pth.write_text("\n".join(sorted(ours)) + "\n")
+
+    return once.shared(request.config, "venv", install) / "bin" / "python"
 
 
 def run_env(var_dir: Path, **extra) -> dict:
@@ -84,17 +97,20 @@ def run_env(var_dir: Path, **extra) -> dict:
 
 
 @pytest.fixture(scope="module")
-def migrated(installed, tmp_path_factory) -> Path:
-    """A database the installed app migrated (SQLite, in a var directory of its own): each
-    test starts from a copy, so the migrations run from the wheel once, not once a test."""
-    var = tmp_path_factory.mktemp("migrated-var")
-    done = subprocess.run(
-        [installed, "-m", "django", "migrate", "--noinput", "-v0"],
-        cwd=tmp_path_factory.mktemp("cwd"), env=run_env(var), capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr[-3000:]
-    return var / "perfcase.sqlite3"
+def migrated(installed, request) -> Path:
+    """A database the installed app migrated (SQLite, in a var directory of its own, once
+    for the run): each test starts from a copy, so the migrations run from the wheel once."""
+
+    def migrate(var: Path):
+        elsewhere = var.parent / "migrated-cwd"
+        elsewhere.mkdir(exist_ok=True)
+        done = subprocess.run(
+            [installed, "-m", "django", "migrate", "--noinput", "-v0"],
+            cwd=elsewhere, env=run_env(var), capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+
+    return once.shared(request.config, "migrated-var", migrate) / "perfcase.sqlite3"
 
 
 def var_with(database: Path, var_dir: Path) -> Path:

@@ -78,6 +78,8 @@ class Outcome:
     stage_seconds: dict[str, float]
     # Each capture's side and figures that tell a network cause, when the case captured.
     captures: list[dict] = field(default_factory=list)
+    # When the knee's held load and its collections ran, side by side, when it was held.
+    knee: dict = field(default_factory=dict)
 
     @property
     def first(self) -> str | None:
@@ -450,6 +452,7 @@ def run_case(case: Case, calls, test_hosts: TestHosts, *, team_name: str = "Scen
         diagnosis = diagnose(calls, investigation, case.stages, urls)
         answer = _ok(calls.get(f"/api/investigations/{investigation}/hypotheses"), "hypotheses")
         captures = _ok(calls.get(f"/api/investigations/{investigation}/captures"), "captures")
+        knee = _knee_timeline(calls, diagnosis)
     return Outcome(
         case=case.name,
         expected=case.expected,
@@ -465,4 +468,30 @@ def run_case(case: Case, calls, test_hosts: TestHosts, *, team_name: str = "Scen
             for item in captures["items"]
             if (detail := _ok(calls.get(f"/api/captures/{item['id']}"), "capture") or {})
         ],
+        knee=knee,
     )
+
+
+def _knee_timeline(calls, diagnosis) -> dict:
+    """When the knee's load was held on each side and when its profiles and captures ran, to
+    tell from a failure whether they overlapped."""
+    stage = next((s for s in diagnosis["stages"] if s["name"] == "at_knee"), None)
+    if not stage or not stage.get("ladder"):
+        return {}
+    hold = _ok(calls.get(f"/api/ladders/{stage['ladder']}"), "hold") or {}
+    steps = [
+        {key: step.get(key) for key in ("side", "started_at", "duration_s", "requests", "errors")}
+        for step in hold.get("results", [])
+    ]
+    targets = []
+    for pk in stage.get("collections", []):
+        collection = _ok(calls.get(f"/api/collections/{pk}"), "collection") or {}
+        for target in collection.get("targets", []):
+            targets.append(
+                {"kind": collection.get("kind")}
+                | {
+                    key: target.get(key)
+                    for key in ("side", "status", "began_at", "finished_at", "timings", "error")
+                }
+            )
+    return {"hold": hold.get("status"), "steps": steps, "collections": targets}

@@ -34,7 +34,7 @@ def explain(outcome) -> str:
     stages = {s["name"]: (s["status"], s["reason"]) for s in outcome.diagnosis["stages"]}
     return (
         f"ranked {outcome.ranked}; stages {stages}; compared {outcome.compared}; "
-        f"captures {outcome.captures}"
+        f"captures {outcome.captures}; knee {outcome.knee}"
     )
 
 

@@ -8,8 +8,6 @@ Run against all 830 captures of tcpdump's suite (commit 39b50f76), 786 gave exac
 tshark's figures; the README of the folder lists what the other 44 are.
 """
 
-from pathlib import Path
-
 import pytest
 
 from collectors.capture import analyse_capture, read_packets

@@ -20,6 +20,9 @@ SERIAL_TESTS = (
     # too falls behind now and then (zero windows on both sides, or on neither); pauses of
     # one length before a client's requests, which a busy machine stretches.
     "tests/scenarios/test_scenarios.py::test_a_cause_on_one_side_of_the_traffic_is_named",
+    # The knee held while both services are profiled: on a machine busy with other tests the
+    # service under the held load got so little CPU that perf sampled nothing in its 2 s.
+    "tests/investigations/test_diagnoses_end_to_end.py::test_the_ladder_then_the_knee_held_with",
     # How long a kill, a time limit and its grace take, by the clock.
     "tests/collectors/test_loadrun.py::test_kill_command_stops_a_running_tool_within_a_second",
     "tests/collectors/test_loadrun.py::test_timeout_ends_a_tool_that_overruns_its_limit",

@@ -1,6 +1,7 @@
 """The traffic path typed as text, drawn by plotly, a hop ruled out, the checklist moving."""
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from investigations.models import ChecklistItem, PathNode
 from tests.e2e.conftest import panels_loaded
@@ -11,6 +12,27 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 def progress(page) -> tuple[int, int]:
     bar = page.locator("#checklist-progress progress")
     return int(bar.get_attribute("value")), int(bar.get_attribute("max"))
+
+
+def click_node(page, index: int, label: str, attempts: int = 3) -> None:
+    """Click the path picture's node `index` until its details (titled `label`) open.
+    plotly takes the clicks on its drag layer above the markers, so the click goes where the
+    marker is; it tells a click on a marker by the hover the mouse's move computed, which a
+    busy machine can leave unfinished at the click: then nothing opens, and the click is
+    made again."""
+    detail = page.locator(f"#path-node-detail h3:has-text('{label}')")
+    for attempt in range(attempts):
+        box = page.locator("#path-figure .scatterlayer .point").nth(index).bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        page.mouse.move(x, y)
+        page.mouse.click(x, y)
+        try:
+            detail.wait_for(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == attempts - 1:
+                raise
+            page.mouse.move(0, 0)
 
 
 def test_a_typed_path_is_drawn_and_ruling_out_the_lb_moves_the_checklist(
@@ -50,11 +72,7 @@ def test_a_typed_path_is_drawn_and_ruling_out_the_lb_moves_the_checklist(
     assert ChecklistItem.objects.get(investigation=personas.investigation, key="path").auto
 
     # Click the load balancer in the picture: its details open in the panel.
-    # plotly takes the clicks on its drag layer above the markers: click where the marker is.
-    box = page.locator("#path-figure .scatterlayer .point").nth(1).bounding_box()
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    page.wait_for_selector("#path-node-detail h3:has-text('slb')")
+    click_node(page, 1, "slb")
     page.select_option("#path-node-detail select[name=state-state]", "ruled_out")
     page.fill(
         "#path-node-detail textarea[name=state-note]",

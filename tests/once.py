@@ -9,6 +9,7 @@ import contextlib
 import fcntl
 import shutil
 import tempfile
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,14 +17,8 @@ from pathlib import Path
 def _run_dir(config) -> Path:
     run = getattr(config, "workerinput", {}).get("testrunuid") or config.option.testrunuid
     if not run:  # a run without pytest-xdist: its one process shares with itself
-        run = config._perfcase_run = getattr(config, "_perfcase_run", None) or _new_id()
+        run = config._perfcase_run = getattr(config, "_perfcase_run", None) or uuid.uuid4().hex
     return Path(tempfile.gettempdir()) / f"perfcase-run-{run[:16]}"
-
-
-def _new_id() -> str:
-    import uuid
-
-    return uuid.uuid4().hex
 
 
 def shared(config, name: str, make: Callable[[Path], None]) -> Path:

@@ -41,6 +41,12 @@ def template_name(base: str, version: str) -> str:
     return f"{base}{TEMPLATE_SUFFIX}{version[:12]}"
 
 
+def _base(settings_dict: dict) -> str:
+    """What the templates' names start with: test_ and the configured database's name (a
+    process that copied its database has NAME set to the copy: the base it had is kept)."""
+    return settings_dict["TEST"].get("TEMPLATE_BASE") or "test_" + settings_dict["NAME"]
+
+
 def _admin(settings_dict: dict) -> psycopg.Connection:
     """A connection to the server's maintenance database, outside any transaction."""
     return psycopg.connect(
@@ -70,7 +76,7 @@ def clone_test_database(connection, version: str) -> str:
 
     settings_dict = connection.settings_dict
     own = settings_dict["TEST"]["NAME"] or connection.creation._get_test_db_name()
-    base = "test_" + settings_dict["NAME"]
+    base = settings_dict["TEST"]["TEMPLATE_BASE"] = _base(settings_dict)
     template = template_name(base, version)
     lock = Path(tempfile.gettempdir()) / f"perfcase-{template}.lock"
     with open(lock, "w") as held:
@@ -106,7 +112,7 @@ def drop_test_database(connection) -> None:
 def drop_other_templates(settings_dict: dict, version: str) -> None:
     """Drop the templates of other versions of the code (the run's own stays, for the next
     run): once every process of the run has ended."""
-    base = "test_" + settings_dict["NAME"]
+    base = _base(settings_dict)
     keep = template_name(base, version)
     with _admin(settings_dict) as admin:
         names = admin.execute(

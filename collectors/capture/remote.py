@@ -213,6 +213,12 @@ class PcapCounter:
             self._header.clear()
         self._seen += size
 
+    @property
+    def listening(self) -> bool:
+        """Whether the file's header has come: tcpdump writes it once it has opened the
+        interface and set its filter, so from then on it captures."""
+        return self._order is not None
+
     def _record_ends(self, position: int) -> None:
         self.packets += 1
         self.whole = self._seen + position

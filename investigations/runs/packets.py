@@ -265,9 +265,18 @@ class CapturePlan(Plan):
             )
 
         counter = PcapCounter()
+        listening_since = None  # when tcpdump's pcap header came: from then on it captures
+
+        def feed(data: bytes) -> None:
+            nonlocal listening_since
+            counter.feed(data)
+            if listening_since is None and counter.listening:
+                listening_since = time.monotonic()
 
         def report(elapsed: float):
-            done = min(int(elapsed), request.seconds)
+            if listening_since is None:
+                return 20, Phrase(gettext_noop("starting tcpdump"))
+            done = min(int(time.monotonic() - listening_since), request.seconds)
             return 20 + int(60 * done / request.seconds), Phrase(
                 gettext_noop("capturing: %(packets)s packets so far, %(done)s of %(seconds)s s"),
                 packets=counter.packets,
@@ -284,7 +293,7 @@ class CapturePlan(Plan):
             stdin=SCRIPT,
             timeout=request.seconds + DRAIN_SECONDS,
             max_bytes=run.parameters["max_mb"] * 1024 * 1024,
-            on_data=counter.feed,
+            on_data=feed,
         )
         try:
             return self._analysed(run, request, captured, counter)

@@ -81,7 +81,8 @@ def finished(api: ApiClient, collection_id: int, timeout: float = 120) -> dict:
 
 
 def capturing(api: ApiClient, collection_id: int) -> dict:
-    """Once every target reports that it captures (tcpdump has been running a second)."""
+    """Once every target reports that it captures (tcpdump has opened the interface: its
+    pcap header came back)."""
 
     def ready():
         body = api.get(f"/api/collections/{collection_id}").body
@@ -110,7 +111,7 @@ def test_a_service_port_captures_the_traffic_of_the_process_that_listens_on_it(
     with tls_server(SERVER_A, Path(tempfile.mkdtemp())) as (port, client):
         # The hosts share this machine's network and processes: each finds the same server.
         collection_id = start_collection(
-            api, personas, seconds=4, interface="lo", service_port=port, filter_b="tcp"
+            api, personas, seconds=8, interface="lo", service_port=port, filter_b="tcp"
         )
         capturing(api, collection_id)
         tls_clients(SERVER_A, port, client)
@@ -169,7 +170,7 @@ def test_both_sides_are_captured_together_and_the_network_is_compared(
         collection_id = start_collection(
             api,
             personas,
-            seconds=6,
+            seconds=10,
             interface="lo",
             filter_a=f"tcp port {port_a}",
             filter_b=f"tcp port {port_b}",
@@ -193,7 +194,7 @@ def test_both_sides_are_captured_together_and_the_network_is_compared(
             port_b,
         )
         assert capture["host"] == hosts[side].pk and capture["collection"] == collection_id
-        assert capture["interface"] == "lo" and capture["seconds"] == 6
+        assert capture["interface"] == "lo" and capture["seconds"] == 10
         assert capture["truncated"] is False and capture["tcpdump"]["captured"] >= 10
 
     a = api.get(f"/api/captures/{captures['a']['id']}").body
@@ -631,6 +632,17 @@ def test_the_packet_counter_counts_records_however_the_stream_is_cut(chunk):
     cut = PcapCounter()
     cut.feed(content[:-5])
     assert cut.packets == records - 1 and cut.whole < len(content) - 5
+
+
+def test_the_packet_counter_hears_tcpdump_listen_from_the_file_header_alone():
+    """tcpdump writes the header once it has opened the interface, before any packet: the
+    progress says "capturing" from then on, not while tcpdump is still starting."""
+    counter = PcapCounter()
+    header = pcap_of()
+    counter.feed(header[:23])
+    assert not counter.listening
+    counter.feed(header[23:])
+    assert counter.listening and counter.packets == 0
 
 
 # --- during a ladder's step ---------------------------------------------------------------

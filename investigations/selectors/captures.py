@@ -21,6 +21,10 @@ from investigations.selectors.inventory import host_pairs
 # The analysis counts the places where the file is damaged (collectors.capture: "problems");
 # an analysis stored without the count (a test's, an older one) says nothing of damage.
 UNDAMAGED = Q(analysis__problem_count=0) | Q(analysis__problem_count__isnull=True)
+# What a comparison, a finding or the ranking may read by itself: undamaged, and something
+# seen (a capture whose filter or interface missed the traffic is kept, but shows nothing
+# of either side: compared, it would count as "no difference").
+COMPARABLE = UNDAMAGED & Q(packets__gt=0)
 
 # An analysis past its deadline (its worker stopped, or the file is too large) ends so.
 OVERDUE = gettext_noop(
@@ -94,10 +98,10 @@ def capture_read(capture: Capture) -> ReadReport | None:
 
 
 def _comparable(investigation: Investigation) -> QuerySet[Capture]:
-    """The analysed captures a comparison may choose by itself, newest first, with what says
-    when each was taken (its collection) and without their analyses."""
+    """The analysed captures a comparison may choose by itself (COMPARABLE), newest first,
+    with what says when each was taken (its collection) and without their analyses."""
     return (
-        investigation.captures.filter(UNDAMAGED, job__status=CaptureStatus.READY)
+        investigation.captures.filter(COMPARABLE, job__status=CaptureStatus.READY)
         .select_related("host", "side", "job", "target__collection")
         .defer("analysis", "marks")
     )

@@ -32,7 +32,7 @@ from investigations.choices import (
 from investigations.models import Investigation, Ladder
 from investigations.phrases import stored_text
 from investigations.selectors.baselines import baseline_table
-from investigations.selectors.captures import UNDAMAGED
+from investigations.selectors.captures import COMPARABLE
 from investigations.selectors.facts import fact_pairs
 from investigations.selectors.knowledge import root_causes_for_team
 
@@ -181,7 +181,7 @@ def case_evidence(*, investigation: Investigation) -> CaseEvidence:
     # baseline row shows.
     ladder = _ladder(investigation, evidence)
     _baseline(investigation, evidence.findings, evidence)
-    captures = investigation.captures.filter(UNDAMAGED, job__status=CaptureStatus.READY)
+    captures = investigation.captures.filter(COMPARABLE, job__status=CaptureStatus.READY)
     if _both_sides(captures):
         evidence.compared["capture"] = Item(
             EvidenceKind.CAPTURE,

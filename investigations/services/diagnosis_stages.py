@@ -17,7 +17,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from collectors.errors import CollectorError
-from collectors.phrase import Phrase, as_phrase, ngettext_noop
+from collectors.phrase import Phrase, as_phrase, joined, ngettext_noop
 from investigations import jobs
 from investigations.choices import (
     ENDED_LADDER_STATUSES,
@@ -61,6 +61,12 @@ OVERTIME_SECONDS = 300
 ACTIVE = (DiagnosisStatus.QUEUED, DiagnosisStatus.RUNNING)
 
 
+EMPTY_CAPTURE = Phrase(
+    gettext_noop(
+        "the capture saw no packets (its filter or interface missed the traffic), so it is "
+        "not compared"
+    )
+)
 NO_LOAD = Phrase(
     gettext_noop(
         "No load to run: give the sides' URLs and steps (load), or run a ladder on this case "
@@ -186,6 +192,24 @@ def _analysing(ids) -> bool:
     ).exists()
 
 
+def _empty_captures(ids) -> list[Phrase]:
+    """What the stage's captures that saw no packets say: kept, but not compared (their
+    filter or interface missed the traffic), so the person is told rather than left to
+    read "no difference" into them."""
+    empty = Capture.objects.filter(
+        target__collection_id__in=ids, packets=0, job__status=CaptureStatus.READY
+    ).select_related("host", "side")
+    return [
+        Phrase(
+            "%(host)s (%(side)s): %(note)s",
+            host=capture.host.name,
+            side=capture.side.key.upper(),
+            note=EMPTY_CAPTURE,
+        )
+        for capture in empty.order_by("side__key", "host__name")
+    ]
+
+
 def _outcome(stage: dict) -> tuple[bool, str, "Phrase | str"]:
     """(ended, status, reason) of a running stage, from what it started."""
     ended, targets = _collections_outcome(stage.get("collections") or [])
@@ -216,8 +240,9 @@ def _outcome(stage: dict) -> tuple[bool, str, "Phrase | str"]:
                 continue
             said = f"{side.side.key.upper()}: {stored_text(side, 'breaking_reason')}"
             (problems if side.breaking_step == 0 else notes).append(said)
+    notes += _empty_captures(stage.get("collections") or [])
     if not problems:
-        return True, StageStatus.SUCCEEDED, "; ".join(notes)
+        return True, StageStatus.SUCCEEDED, joined(notes) if notes else ""
     status = StageStatus.CANCELLED if cancelled else StageStatus.FAILED
     return True, status, "; ".join(problems)
 

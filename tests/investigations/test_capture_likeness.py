@@ -26,6 +26,7 @@ from collectors.capture.summary import durations_alike
 from investigations.analysis.capture_rules import evaluate_captures
 from investigations.models import Capture, Finding
 from investigations.selectors.captures import capture_pairs
+from investigations.selectors.hypotheses import case_evidence
 from investigations.services.captures import capture_analyse_stored, capture_import
 from tests.collectors.test_capture_live import need, tcpdump
 from tests.conftest import ApiClient
@@ -147,6 +148,25 @@ def test_a_damaged_capture_is_never_compared_by_default(personas, issue_scenario
         f"/investigations/{personas.investigation.pk}/captures/{b.pk}/"
     )
     assert f"?a={issue_scenario['a'].pk}&amp;b={b.pk}" in page.content.decode()
+
+
+def test_a_capture_that_saw_no_packets_is_never_compared_by_default(personas, recorded):
+    """A filter that missed the traffic: the capture is kept and has its page, but it says
+    nothing of its side, so neither the default pair nor the ranking reads it as compared
+    ("no difference" would count against every network cause)."""
+    a = imported(personas, "a", "curls-a.pcap", recorded["a"])
+    b = imported(personas, "b", "curls-b.pcap", recorded["b"])
+    header_only = recorded["b"][:24]
+    empty = imported(personas, "b", "missed.pcap", header_only)  # newest on side B
+    assert empty.packets == 0
+
+    (pair,) = capture_pairs(investigation=personas.investigation)
+    assert (pair.a.pk, pair.b.pk) == (a.pk, b.pk)
+    assert "capture" in case_evidence(investigation=personas.investigation).compared
+
+    Capture.objects.filter(pk=b.pk).delete()  # side B's only capture is the empty one
+    assert capture_pairs(investigation=personas.investigation) == []
+    assert "capture" not in case_evidence(investigation=personas.investigation).compared
 
 
 def test_twenty_single_request_connections_on_each_side_raise_no_connection_finding(

@@ -13,12 +13,15 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import translation
 
 from collectors.capture import synth
 from collectors.capture.remote import CaptureRequest, PcapCounter
 from investigations.choices import CaptureStatus
 from investigations.models import Capture, ChecklistItem, Finding, Job
+from investigations.phrases import translate
 from investigations.services.captures import capture_analyse_stored, capture_import
+from investigations.services.diagnosis_stages import _empty_captures
 from tests.conftest import ApiClient, require_real_tool, wait_for
 from tests.conftest import trust_host_key as trust
 from tests.investigations.test_facts_end_to_end import place
@@ -280,6 +283,13 @@ def test_each_host_says_why_it_cannot_capture_while_the_others_carry_on(
     # The good host's capture is kept although it saw nothing.
     (capture,) = Capture.objects.filter(investigation=personas.investigation)
     assert capture.host.name == "good" and capture.packets == 0
+    # A diagnosis whose stage took it says so, rather than leave "no difference" to be read.
+    with translation.override("en"):
+        notes = [translate(note) for note in _empty_captures([collection["id"]])]
+    assert notes == [
+        "good (A): the capture saw no packets (its filter or interface missed the traffic), "
+        "so it is not compared"
+    ]
 
 
 def test_an_interface_the_host_does_not_have_is_named(

@@ -4,16 +4,16 @@ and results made elsewhere imported (POST /api/investigations/{id}/imports)."""
 from typing import Annotated, Literal
 
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse
 from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema
 from pydantic import WithJsonSchema
 
 from investigations.access import investigation_for_user
-from investigations.analysis.baseline import DEFAULT_MARGIN, NOISY_SPREAD, as_csv, as_markdown
+from investigations.analysis.baseline import DEFAULT_MARGIN, NOISY_SPREAD
 from investigations.api.imports import ImportReadOut, importer, read_out
 from investigations.api.limits import EXPENSIVE
 from investigations.api.schemas import ErrorOut, Id
+from investigations.downloads import baseline_download
 from investigations.selectors.baselines import baseline_table
 from investigations.services.baselines import baseline_import, baseline_uploads_read
 
@@ -112,20 +112,6 @@ def baseline_export(
     """The table as Markdown (grouped, marked ↑ ↓ ≈) or CSV."""
     investigation = investigation_for_user(request.user, investigation_id)
     return baseline_download(investigation, format, _margin(margin))
-
-
-def baseline_download(investigation, format: str, margin: float) -> HttpResponse:
-    rows = baseline_table(investigation=investigation, margin=margin)
-    if format == "csv":
-        body, kind, extension = as_csv(rows), "text/csv", "csv"
-    else:
-        title = f"Baseline: {investigation.title}"
-        body, kind, extension = as_markdown(rows, title=title), "text/markdown", "md"
-    response = HttpResponse(body, content_type=f"{kind}; charset=utf-8")
-    response["Content-Disposition"] = (
-        f'attachment; filename="baseline-{investigation.pk}.{extension}"'
-    )
-    return response
 
 
 class ImportedBaselineOut(Schema):

@@ -20,8 +20,8 @@ from investigations.analysis.baseline import (
     ratio_figure,
     verdict_counts,
 )
-from investigations.api.baselines import baseline_download
 from investigations.choices import CollectionKind, HostRole, Role
+from investigations.downloads import baseline_download
 from investigations.forms.baselines import BaselineImportForm
 from investigations.forms.collections import start_ids
 from investigations.import_reports import read_summary

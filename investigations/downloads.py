@@ -5,6 +5,7 @@ API (whose schemas take a process a second or more to build: a Celery worker or 
 management command never needs them)."""
 
 from django.http import HttpResponse
+from django.utils.translation import gettext as _
 
 from investigations.analysis.baseline import as_csv, as_markdown
 from investigations.selectors.baselines import baseline_table
@@ -15,7 +16,7 @@ def baseline_download(investigation, format: str, margin: float) -> HttpResponse
     if format == "csv":
         body, kind, extension = as_csv(rows), "text/csv", "csv"
     else:
-        title = f"Baseline: {investigation.title}"
+        title = _("Baseline: %(title)s") % {"title": investigation.title}
         body, kind, extension = as_markdown(rows, title=title), "text/markdown", "md"
     response = HttpResponse(body, content_type=f"{kind}; charset=utf-8")
     response["Content-Disposition"] = (

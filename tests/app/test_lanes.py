@@ -1,0 +1,61 @@
+"""`make test`'s lanes (tests/lanes.py): the parallel lane's cgroup of low CPU weight holds
+the lane's whole process tree, new sessions included, and goes when the lane ends."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests import lanes
+
+
+def _cgroup_of(pid: int) -> str:
+    """The process's cpu cgroup path (v1's cpu hierarchy, else v2's unified one)."""
+    lines = open(f"/proc/{pid}/cgroup").read().splitlines()
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "cpu" in controllers.split(","):
+            return path
+    return next(line.split(":", 2)[2] for line in lines if line.startswith("0::"))
+
+
+def test_the_parallel_lane_and_what_it_starts_stay_in_a_cgroup_of_low_weight_that_then_goes():
+    with lanes.low_weight_cgroup() as procs:
+        if procs is None:
+            pytest.skip("this machine lets this process make no CPU cgroup: the lanes run in turn")
+        group = procs.parent
+        v1 = group.parent == lanes.V1
+        weight = (group / ("cpu.shares" if v1 else "cpu.weight")).read_text()
+        assert int(weight) == (lanes.SHARES if v1 else lanes.WEIGHT)
+
+        # A process that starts a new session (as sshd does for each login) stays in it.
+        program = (
+            "import os, subprocess, sys\n"
+            "child = subprocess.Popen(['sleep', '30'], start_new_session=True)\n"
+            "print(child.pid, flush=True)\n"
+            "sys.stdin.read()\n"
+            "child.kill()\n"
+        )
+        lane = subprocess.Popen(
+            [sys.executable, "-c", program],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            preexec_fn=lanes.entering(procs),
+        )
+        try:
+            grandchild = int(lane.stdout.readline())
+            assert _cgroup_of(lane.pid).endswith(group.name)
+            assert _cgroup_of(grandchild).endswith(group.name)
+            assert _cgroup_of(os.getpid()) != _cgroup_of(lane.pid)
+        finally:
+            lane.communicate("", timeout=30)
+        # A process the lane left behind is moved out, and the cgroup removed.
+        survivor = subprocess.Popen(["sleep", "30"], preexec_fn=lanes.entering(procs))
+    try:
+        assert not group.exists()
+        assert not _cgroup_of(survivor.pid).endswith(group.name)
+    finally:
+        survivor.kill()
+        survivor.wait()

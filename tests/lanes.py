@@ -1,0 +1,104 @@
+"""`make test`'s two lanes: the parallel one and the serial one, at once where the machine
+lets this process make a CPU cgroup, else one after the other.
+
+The parallel lane (every test not marked `serial`, on pytest-xdist's processes) keeps both
+CPUs busy. The serial lane (the tests tests/serial.py names: they measure time under real
+load) asks for little CPU, a core for a few seconds at a knee, but must get it when it
+asks. So the parallel lane runs in a cgroup of its own whose CPU weight is a sixteenth of
+the default (cgroup v1's cpu.shares, or v2's cpu.weight), and the serial lane beside it
+outside that cgroup: whenever both want a CPU the kernel gives the serial lane's processes
+(its test hosts and the load they run included) about 94 % of it, and the parallel lane
+every cycle the serial one leaves. Everything the parallel lane starts stays in its cgroup,
+new sessions too (the test hosts' sshd), which a nice value would not hold: the kernel's
+autogroups weigh each session apart. Without such a cgroup (not root, or no cpu
+controller), the serial lane runs after the parallel one, alone, as it must.
+
+The serial lane's output is printed once the parallel lane's ends.
+"""
+
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+from tests.serial import files
+
+# The parallel lane's CPU weight, against the default of a process group outside it (1,024
+# in cgroup v1, 100 in v2).
+SHARES = 64
+WEIGHT = 6
+
+V1, V2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+
+
+@contextlib.contextmanager
+def low_weight_cgroup():
+    """The `cgroup.procs` file of a new cgroup with a low CPU weight, or None where this
+    process may not make one. On leaving, what is left in it moves back to the parent and
+    the cgroup goes."""
+    group = None
+    try:
+        name = f"perfcase-parallel-lane-{uuid.uuid4().hex[:8]}"
+        if (V2 / "cgroup.controllers").exists():
+            if "cpu" not in (V2 / "cgroup.controllers").read_text().split():
+                raise OSError("the cgroup v2 root has no cpu controller")
+            (V2 / "cgroup.subtree_control").write_text("+cpu")
+            group = V2 / name
+            group.mkdir()
+            (group / "cpu.weight").write_text(str(WEIGHT))
+        elif (V1 / "cpu.shares").exists():
+            group = V1 / name
+            group.mkdir()
+            (group / "cpu.shares").write_text(str(SHARES))
+        else:
+            raise OSError("no cgroup cpu controller")
+    except OSError as error:
+        print(f"tests.lanes: no cgroup for the parallel lane ({error}): the lanes run in turn")
+        if group is not None:
+            with contextlib.suppress(OSError):
+                group.rmdir()
+        yield None
+        return
+    try:
+        yield group / "cgroup.procs"
+    finally:
+        for pid in (group / "cgroup.procs").read_text().split():
+            with contextlib.suppress(OSError):
+                (group.parent / "cgroup.procs").write_text(pid)
+        with contextlib.suppress(OSError):
+            group.rmdir()
+
+
+def entering(procs: Path):
+    """What a child runs before its program starts: it moves itself into the cgroup, so
+    that all it starts is born there."""
+    return lambda: procs.write_text(str(os.getpid()))
+
+
+def main(workers: str) -> int:
+    python = sys.executable
+    parallel = [python, "-m", "pytest", "-n", workers, "--dist", "worksteal", "-m", "not serial"]
+    serial = [python, "-m", "pytest", "-m", "serial", *files()]
+    with low_weight_cgroup() as procs:
+        if procs is None:
+            return subprocess.call(parallel) or subprocess.call(serial)
+
+        with tempfile.TemporaryFile() as log:
+            beside = subprocess.Popen(serial, stdout=log, stderr=subprocess.STDOUT)
+            try:
+                parallel_status = subprocess.call(parallel, preexec_fn=entering(procs))
+            finally:
+                serial_status = beside.wait()
+            log.seek(0)
+            sys.stdout.flush()
+            print("\n=== the serial lane, run beside the parallel one " + "=" * 30, flush=True)
+            sys.stdout.buffer.write(log.read())
+            sys.stdout.flush()
+    return parallel_status or serial_status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else "6"))

@@ -13,14 +13,14 @@ new sessions too (the test hosts' sshd), which a nice value would not hold: the 
 autogroups weigh each session apart. Without such a cgroup (not root, or no cpu
 controller), the serial lane runs after the parallel one, alone, as it must.
 
-The serial lane's output is printed once the parallel lane's ends.
+The serial lane writes to test-artifacts/serial-lane.log as it runs; its output is printed
+once the parallel lane's ends.
 """
 
 import contextlib
 import os
 import subprocess
 import sys
-import tempfile
 import uuid
 from pathlib import Path
 
@@ -32,6 +32,10 @@ SHARES = 64
 WEIGHT = 6
 
 V1, V2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+
+# Where the serial lane's output goes as it runs (printed again once both lanes end).
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+SERIAL_LOG = ARTIFACTS / "serial-lane.log"
 
 
 @contextlib.contextmanager
@@ -86,7 +90,9 @@ def main(workers: str) -> int:
         if procs is None:
             return subprocess.call(parallel) or subprocess.call(serial)
 
-        with tempfile.TemporaryFile() as log:
+        ARTIFACTS.mkdir(exist_ok=True)
+        with open(SERIAL_LOG, "w+b") as log:
+            print(f"tests.lanes: the serial lane runs beside this one; it writes to {SERIAL_LOG}")
             beside = subprocess.Popen(serial, stdout=log, stderr=subprocess.STDOUT)
             try:
                 parallel_status = subprocess.call(parallel, preexec_fn=entering(procs))

@@ -21,6 +21,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -32,6 +33,7 @@ SHARES = 64
 WEIGHT = 6
 
 V1, V2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+PREFIX = "perfcase-parallel-lane-"
 
 # Where the serial lane's output goes as it runs (printed again once both lanes end).
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -45,7 +47,13 @@ def low_weight_cgroup():
     the cgroup goes."""
     group = None
     try:
-        name = f"perfcase-parallel-lane-{uuid.uuid4().hex[:8]}"
+        # A killed run's cgroup, empty: it goes (one in use is not empty; one just made by
+        # another run may be, for a moment, so only an old one is taken).
+        for stale in (V2 if (V2 / "cgroup.controllers").exists() else V1).glob(f"{PREFIX}*"):
+            with contextlib.suppress(OSError):
+                if time.time() - stale.stat().st_mtime > 60:
+                    stale.rmdir()
+        name = f"{PREFIX}{uuid.uuid4().hex[:8]}"
         if (V2 / "cgroup.controllers").exists():
             if "cpu" not in (V2 / "cgroup.controllers").read_text().split():
                 raise OSError("the cgroup v2 root has no cpu controller")

@@ -4,6 +4,7 @@ the lane's whole process tree, new sessions included, and goes when the lane end
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -59,3 +60,30 @@ def test_the_parallel_lane_and_what_it_starts_stay_in_a_cgroup_of_low_weight_tha
     finally:
         survivor.kill()
         survivor.wait()
+
+
+def test_an_old_empty_cgroup_a_killed_run_left_goes_and_one_in_use_or_just_made_stays():
+    with lanes.low_weight_cgroup() as procs:
+        if procs is None:
+            pytest.skip("this machine lets this process make no CPU cgroup: the lanes run in turn")
+        root = procs.parent.parent
+    left, in_use, fresh = (
+        root / f"{lanes.PREFIX}{n}" for n in ("killed00", "running0", "justmade")
+    )
+    for group in (left, in_use, fresh):
+        group.mkdir()
+    # Another run's cgroup holds its processes; a third was just made by a run yet to enter it.
+    holder = subprocess.Popen(["sleep", "30"], preexec_fn=lanes.entering(in_use / "cgroup.procs"))
+    for group in (left, in_use):
+        os.utime(group, (time.time() - 3600,) * 2)  # made an hour ago
+    try:
+        with lanes.low_weight_cgroup():
+            assert not left.exists()
+            assert in_use.exists()
+            assert fresh.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+        for group in (left, in_use, fresh):
+            if group.exists():
+                group.rmdir()

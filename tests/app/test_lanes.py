@@ -87,3 +87,12 @@ def test_an_old_empty_cgroup_a_killed_run_left_goes_and_one_in_use_or_just_made_
         for group in (left, in_use, fresh):
             if group.exists():
                 group.rmdir()
+
+
+def test_without_a_cpu_controller_the_lanes_run_in_turn_and_say_why(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(lanes, "V2", tmp_path)
+    monkeypatch.setattr(lanes, "V1", tmp_path / "cpu")
+    with lanes.low_weight_cgroup() as procs:
+        assert procs is None
+    assert "no cgroup cpu controller" in capsys.readouterr().out
+    assert list(tmp_path.iterdir()) == []

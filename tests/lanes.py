@@ -68,7 +68,10 @@ def low_weight_cgroup():
         else:
             raise OSError("no cgroup cpu controller")
     except OSError as error:
-        print(f"tests.lanes: no cgroup for the parallel lane ({error}): the lanes run in turn")
+        print(
+            f"tests.lanes: no cgroup for the parallel lane ({error}): the lanes run in turn",
+            flush=True,
+        )
         if group is not None:
             with contextlib.suppress(OSError):
                 group.rmdir()
@@ -100,7 +103,10 @@ def main(workers: str) -> int:
 
         ARTIFACTS.mkdir(exist_ok=True)
         with open(SERIAL_LOG, "w+b") as log:
-            print(f"tests.lanes: the serial lane runs beside this one; it writes to {SERIAL_LOG}")
+            print(
+                f"tests.lanes: the serial lane runs beside this one; it writes to {SERIAL_LOG}",
+                flush=True,
+            )
             beside = subprocess.Popen(serial, stdout=log, stderr=subprocess.STDOUT)
             try:
                 parallel_status = subprocess.call(parallel, preexec_fn=entering(procs))

@@ -46,23 +46,22 @@ def low_weight_cgroup():
     process may not make one. On leaving, what is left in it moves back to the parent and
     the cgroup goes."""
     group = None
+    unified = (V2 / "cgroup.controllers").exists()
     try:
         # A killed run's cgroup, empty: it goes (one in use is not empty; one just made by
         # another run may be, for a moment, so only an old one is taken).
-        for stale in (V2 if (V2 / "cgroup.controllers").exists() else V1).glob(f"{PREFIX}*"):
+        for stale in (V2 if unified else V1).glob(f"{PREFIX}*"):
             with contextlib.suppress(OSError):
                 if time.time() - stale.stat().st_mtime > 60:
                     stale.rmdir()
-        name = f"{PREFIX}{uuid.uuid4().hex[:8]}"
-        if (V2 / "cgroup.controllers").exists():
+        group = (V2 if unified else V1) / f"{PREFIX}{uuid.uuid4().hex[:8]}"
+        if unified:
             if "cpu" not in (V2 / "cgroup.controllers").read_text().split():
                 raise OSError("the cgroup v2 root has no cpu controller")
             (V2 / "cgroup.subtree_control").write_text("+cpu")
-            group = V2 / name
             group.mkdir()
             (group / "cpu.weight").write_text(str(WEIGHT))
         elif (V1 / "cpu.shares").exists():
-            group = V1 / name
             group.mkdir()
             (group / "cpu.shares").write_text(str(SHARES))
         else:
@@ -73,7 +72,7 @@ def low_weight_cgroup():
             flush=True,
         )
         if group is not None:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):  # made, then refused its weight
                 group.rmdir()
         yield None
         return

@@ -45,19 +45,20 @@ run: demo messages static
 	$(PY) manage.py runstack --port $(PORT)
 
 # The suite on TEST_WORKERS processes (pytest-xdist; each its own test database, Celery
-# worker, queue, sshd hosts on its own loopback /24 and cache keys) and, beside it, the tests
-# marked `serial` (they measure time on this machine), which the kernel serves first: the
-# parallel lane runs in a cgroup of low CPU weight (tests/lanes.py; where no cgroup can be
-# made, the serial tests run after it, alone).
+# worker, queue, sshd hosts on its own loopback /24 and cache keys), then the tests marked
+# `serial` (they measure time on this machine) alone. TEST_LANES=together runs both at once,
+# the parallel lane in a cgroup of low CPU weight (tests/lanes.py): about 5 min sooner, but
+# not yet without a flaky test.
 # A machine may set PYTHONDONTWRITEBYTECODE (containers often do): then every test process,
 # and every worker or command a test starts, would compile the project afresh. The suite
 # writes bytecode (compiled once, up front, on every core).
 TEST_WORKERS ?= 6
+TEST_LANES ?= in-turn
 TEST_PY := env -u PYTHONDONTWRITEBYTECODE $(PY)
 test: install var messages static
 	$(VENV)/bin/ruff check .
 	$(TEST_PY) -m compileall -q -j 0 app investigations collectors tests manage.py
-	$(TEST_PY) -m tests.lanes $(TEST_WORKERS)
+	$(TEST_PY) -m tests.lanes $(TEST_WORKERS) $(TEST_LANES)
 
 # Speed targets, measured on real sshd test hosts (needs root for their mount namespaces):
 # host facts end to end through the API of a default stack of the bench's own (a temporary

@@ -234,8 +234,11 @@ class LadderPlan(Plan):
             # they end with the step, as in any step, rather than be cut off mid-start.
             _samples(sampling, ladder.step_seconds + 25)
             raise
-        if rate:  # the step's load is the rate it was given, not the connections that held it
-            result = replace(result, load=float(load), load_kind=LoadKind.RATE)
+        # The step's load is the one it was given: under a rate, not the connections that held
+        # it; under a concurrency, not k6's sampled vus, which can miss VUs still starting in
+        # a short step (asked for 4, k6 reported 3).
+        kind = LoadKind.RATE if rate else LoadKind.CONCURRENCY
+        result = replace(result, load=float(load), load_kind=kind)
         done = StepDone(
             index=index,
             result=result,

@@ -361,7 +361,8 @@ def django_db_setup(
     request, django_test_environment, django_db_blocker, django_db_modify_db_settings
 ):
     """pytest-django's, except that on PostgreSQL each process copies the one migrated
-    template database of this version of the code instead of migrating its own
+    template database of this version of the code instead of migrating its own, commits
+    without waiting for the disk, and empties it after a transactional test with DELETE
     (tests/testdb.py)."""
     from django.db import connection
     from django.test.utils import setup_databases, teardown_databases
@@ -371,6 +372,7 @@ def django_db_setup(
             from tests import testdb
 
             testdb.clone_test_database(connection, testdb.source_digest())
+            testdb.flush_by_delete()
             yield
             testdb.drop_test_database(connection)
             return

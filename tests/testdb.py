@@ -98,6 +98,9 @@ def clone_test_database(connection, version: str) -> str:
         with _admin(settings_dict) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {_quoted(own)}")
             admin.execute(f"CREATE DATABASE {_quoted(own)} TEMPLATE {_quoted(template)}")
+            # A test database is thrown away: no commit of this process, or of a worker or
+            # server it starts, waits for the disk (about 3 ms a commit here, 0.08 without).
+            admin.execute(f"ALTER DATABASE {_quoted(own)} SET synchronous_commit = off")
     settings_dict["NAME"] = settings.DATABASES[connection.alias]["NAME"] = own
     connection.close()
     return own
@@ -122,3 +125,33 @@ def drop_other_templates(settings_dict: dict, version: str) -> None:
         for (name,) in names:
             admin.execute(f"DROP DATABASE IF EXISTS {_quoted(name)}")
             Path(tempfile.gettempdir(), f"perfcase-{name}.lock").unlink(missing_ok=True)
+
+
+def flush_by_delete() -> None:
+    """Empty the tables after a transactional test with DELETE, not TRUNCATE.
+
+    pytest-django empties every table after a test that commits (Django's `flush`), and on
+    PostgreSQL that is one TRUNCATE of all 54 tables: it makes new files for each table and
+    index, about 470 ms (130 ms of the server's CPU) a test here. The tables hold a few rows
+    by then, which DELETE removes in about 5 ms. The foreign keys Django makes are checked at
+    commit (DEFERRABLE INITIALLY DEFERRED), and the flush is one transaction, so the order of
+    the tables does not matter. A flush that resets sequences is left as Django does it.
+    """
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+    if getattr(truncate, "deletes", False):
+        return
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        if reset_sequences:
+            return truncate(
+                self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
+            )
+        return [
+            f"{style.SQL_KEYWORD('DELETE FROM')} {style.SQL_FIELD(self.quote_name(table))};"
+            for table in tables
+        ]
+
+    sql_flush.deletes = True
+    DatabaseOperations.sql_flush = sql_flush

@@ -139,6 +139,15 @@ def checklist_create_defaults(*, investigation: Investigation) -> None:
     )
 
 
+def placement_free(function):
+    """Mark a step's evidence function as reading nothing of which hosts are placed on the
+    sides: a host placed or taken off does not look for that step's evidence again. Every
+    other step is looked at again (a new step too, until it says otherwise)."""
+    function.placement_free = True
+    return function
+
+
+@placement_free
 def _symptom(investigation: Investigation) -> Phrase | None:
     i = investigation
     if not i.symptom_metric.strip() or i.symptom_value_a is None or i.symptom_value_b is None:
@@ -152,6 +161,7 @@ def _symptom(investigation: Investigation) -> Phrase | None:
     )
 
 
+@placement_free
 def _path(investigation: Investigation) -> str | None:
     edges = list(investigation.path_edges.values_list("source_id", "target_id"))
     joined = {node for edge in edges for node in edge}
@@ -230,6 +240,7 @@ def _sides_match(investigation: Investigation) -> Phrase | None:
     )
 
 
+@placement_free
 def _rule_out_path(investigation: Investigation) -> Phrase | None:
     states = list(investigation.path_nodes.values_list("state", flat=True))
     if not states or NodeState.NOT_CHECKED in states:
@@ -242,6 +253,7 @@ def _rule_out_path(investigation: Investigation) -> Phrase | None:
     )
 
 
+@placement_free
 def ladder_evidence(investigation: Investigation) -> Phrase | None:
     """A ladder with results on both sides (run here, or imported)."""
     ladder = (
@@ -298,6 +310,13 @@ def checklist_steps() -> dict:
     for kind in kinds():
         steps.update(kind.checklist)
     return steps
+
+
+def placement_steps() -> list[str]:
+    """The steps that a host placed on a side, or taken off, can complete or reopen."""
+    return [
+        key for key, find in checklist_steps().items() if not getattr(find, "placement_free", 0)
+    ]
 
 
 @transaction.atomic

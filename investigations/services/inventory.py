@@ -9,7 +9,7 @@ from collectors.phrase import Phrase
 from investigations.choices import ROLE_IN_TEXT, EventKind, HostRole, HostTransport
 from investigations.models import Credential, EnvironmentMember, Host, Investigation, Team
 from investigations.phrases import message_of
-from investigations.services.checklist import checklist_refresh
+from investigations.services.checklist import checklist_refresh, placement_steps
 from investigations.services.timeline import timeline_event_log
 from investigations.validators import normalise_address, validate_username
 from investigations.vault import seal
@@ -197,7 +197,7 @@ def member_add(
         author=user,
         details={"host": host.pk, "side": side.key, "role": role, "added": True},
     )
-    checklist_refresh(investigation=investigation)
+    checklist_refresh(investigation=investigation, keys=placement_steps())
     return member
 
 
@@ -219,4 +219,4 @@ def member_remove(*, member: EnvironmentMember, user) -> None:
     )
     investigation = member.investigation
     member.delete()
-    checklist_refresh(investigation=investigation)
+    checklist_refresh(investigation=investigation, keys=placement_steps())

@@ -41,7 +41,12 @@ from investigations.models import (
 )
 from investigations.models.knowledge import BILINGUAL
 from investigations.selectors.ladder_compare import latest_rerun_comparison
-from investigations.services.checklist import Missing, checklist_evidence, checklist_refresh
+from investigations.services.checklist import (
+    Missing,
+    checklist_evidence,
+    checklist_refresh,
+    placement_free,
+)
 from investigations.services.search import investigation_index, root_cause_index
 from investigations.services.timeline import timeline_event_log
 
@@ -321,6 +326,7 @@ def _refresh(investigation: Investigation) -> None:
 
 
 @checklist_evidence("root_cause")
+@placement_free
 def _named(investigation: Investigation) -> Phrase | Missing | None:
     """The case has a confirmed root cause, and once a ladder was run again to verify the
     fix, the newest such rerun closed the gap: a rerun that did not reopens the step."""
@@ -348,6 +354,7 @@ def _named(investigation: Investigation) -> Phrase | Missing | None:
 
 
 @checklist_evidence("write_up")
+@placement_free
 def _written(investigation: Investigation) -> Phrase | None:
     """The postmortem has its summary, and its lessons or fix."""
     postmortem = Postmortem.objects.filter(investigation=investigation).first()

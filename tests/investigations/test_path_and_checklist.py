@@ -35,6 +35,7 @@ from investigations.services.checklist import (
     checklist_item_add,
     checklist_item_update,
     checklist_refresh,
+    placement_steps,
 )
 from investigations.services.collections import collection_request
 from investigations.services.facts import facts_store
@@ -831,6 +832,28 @@ def test_the_pairs_step_is_done_when_every_role_has_a_host_on_both_sides(persona
 
     member_remove(member=placed_b, user=p.member)
     assert is_open(pairs)
+
+
+def test_a_placement_looks_again_only_at_the_steps_that_read_placements(personas):
+    # The steps whose evidence is per pair of hosts; the others read no placement.
+    assert set(placement_steps()) == {"pairs", "sides_match", "profile_at_knee", "packets_at_knee"}
+    p = personas
+    # A step that reads no placement is not looked at again when a host is placed: its item,
+    # set here behind the checklist's back, stays as it is.
+    ChecklistItem.objects.filter(investigation=p.investigation, key="symptom").update(
+        status=ItemStatus.DONE, auto=True, evidence="stale"
+    )
+    member_add(
+        investigation=p.investigation,
+        user=p.member,
+        host=team_host(p.team, "app-a"),
+        side_key="a",
+        role=HostRole.SERVICE,
+    )
+    assert fresh(item(p, "symptom")).evidence == "stale"
+    # A write that can change it does look again: no symptom, so the step reopens.
+    checklist_refresh(investigation=p.investigation)
+    assert is_open(item(p, "symptom"))
 
 
 # The sides-match rule: facts from both hosts of every pair, no finding left open.

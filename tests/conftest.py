@@ -275,6 +275,10 @@ def start_worker(
         "PERFCASE_QUEUE": queue,
         # The tests' webhook receivers listen on loopback, which production refuses.
         "PERFCASE_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
+        # Celery runs Django's system checks as a worker starts: every URL is loaded and the
+        # API's schemas built (0.3 s of CPU here; django.setup() is 0.7 s). The suite starts
+        # a worker per process and more in its tests; test_settings.py runs the checks.
+        "CELERY_SKIP_CHECKS": "1",
         **(env or {}),
     }
     log = open(ARTIFACTS / log_name, "w")

@@ -96,8 +96,42 @@ def entering(procs: Path):
     return lambda: procs.write_text(str(os.getpid()))
 
 
+def prepare() -> None:
+    """Before the lanes, side by side: pytest's assertion rewriting of every test module, and
+    the test databases' template (tests/testdb.py).
+
+    pytest rewrites a test module as it imports it and keeps the result beside it; on a fresh
+    clone six processes collecting at once each rewrote every module (12 s of CPU apiece
+    where a rewritten one takes 6 s), and then five of them waited while the first migrated
+    the template. Here one process collects while another migrates. A module already
+    rewritten, or a template already made, is not done again. What fails here is left to the
+    lanes, which do the same and report it.
+    """
+    python = sys.executable
+    steps = [subprocess.Popen([python, "-m", "tests.testdb"])]
+    if not rewritten():
+        collect = [python, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+        steps.append(subprocess.Popen(collect, stdout=subprocess.DEVNULL))
+    for step in steps:
+        step.wait()
+
+
+def rewritten(folder: Path = Path(__file__).parent) -> bool:
+    """Whether every test module's rewritten bytecode is there and newer than its source."""
+    import pytest
+
+    tag = f"{sys.implementation.cache_tag}-pytest-{pytest.__version__}.pyc"
+    for source in folder.rglob("*.py"):
+        if source.name.startswith("test_") or source.name == "conftest.py":
+            cached = source.parent / "__pycache__" / f"{source.stem}.{tag}"
+            if not cached.exists() or cached.stat().st_mtime < source.stat().st_mtime:
+                return False
+    return True
+
+
 def main(workers: str, lanes: str = "in-turn") -> int:
     python = sys.executable
+    prepare()
     parallel = [python, "-m", "pytest", "-n", workers, "--dist", "worksteal", "-m", "not serial"]
     serial = [python, "-m", "pytest", "-m", "serial", *files()]
     if lanes != "together":

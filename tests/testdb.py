@@ -12,8 +12,10 @@ parallel lane made instead of migrating again. A run drops the templates of othe
 when it ends, and keeps its own.
 """
 
+import contextlib
 import fcntl
 import hashlib
+import os
 import tempfile
 from pathlib import Path
 
@@ -78,23 +80,8 @@ def clone_test_database(connection, version: str) -> str:
     own = settings_dict["TEST"]["NAME"] or connection.creation._get_test_db_name()
     base = settings_dict["TEST"]["TEMPLATE_BASE"] = _base(settings_dict)
     template = template_name(base, version)
-    lock = Path(tempfile.gettempdir()) / f"perfcase-{template}.lock"
-    with open(lock, "w") as held:
-        fcntl.flock(held, fcntl.LOCK_EX)
-        with _admin(settings_dict) as admin:
-            migrated = _exists(admin, template)
-        if not migrated:
-            # Migrated under another name and renamed once done: a run stopped part-way
-            # never leaves a half-migrated template for the next run to copy.
-            partial = template + "_partial"
-            settings_dict["TEST"]["NAME"] = partial
-            try:
-                connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-            finally:
-                settings_dict["TEST"]["NAME"] = own
-            connection.close()  # a template with a session on it cannot be copied
-            with _admin(settings_dict) as admin:
-                admin.execute(f"ALTER DATABASE {_quoted(partial)} RENAME TO {_quoted(template)}")
+    with _locked(template):
+        _migrate_template(connection, template, own)
         with _admin(settings_dict) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {_quoted(own)}")
             admin.execute(f"CREATE DATABASE {_quoted(own)} TEMPLATE {_quoted(template)}")
@@ -104,6 +91,52 @@ def clone_test_database(connection, version: str) -> str:
     settings_dict["NAME"] = settings.DATABASES[connection.alias]["NAME"] = own
     connection.close()
     return own
+
+
+def prepare_template() -> None:
+    """Migrate the template of this version of the code unless a run already has: what
+    `make test` does beside its first collection, before the test processes start
+    (tests/lanes.py), so that none of them waits for the migrations."""
+    import django
+    from django.db import connection
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "app.settings")
+    django.setup()
+    if connection.vendor != "postgresql":
+        return
+    settings_dict = connection.settings_dict
+    template = template_name(_base(settings_dict), source_digest())
+    with _locked(template):
+        _migrate_template(connection, template, settings_dict["TEST"]["NAME"])
+
+
+@contextlib.contextmanager
+def _locked(template: str):
+    """Held while a process migrates or copies `template` (a file lock: every process of
+    every run on this machine)."""
+    lock = Path(tempfile.gettempdir()) / f"perfcase-{template}.lock"
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
+
+
+def _migrate_template(connection, template: str, own: str | None) -> None:
+    """Under the lock: migrate `template` if it does not exist yet."""
+    settings_dict = connection.settings_dict
+    with _admin(settings_dict) as admin:
+        if _exists(admin, template):
+            return
+    # Migrated under another name and renamed once done: a run stopped part-way never
+    # leaves a half-migrated template for the next run to copy.
+    partial = template + "_partial"
+    settings_dict["TEST"]["NAME"] = partial
+    try:
+        connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    finally:
+        settings_dict["TEST"]["NAME"] = own
+    connection.close()  # a template with a session on it cannot be copied
+    with _admin(settings_dict) as admin:
+        admin.execute(f"ALTER DATABASE {_quoted(partial)} RENAME TO {_quoted(template)}")
 
 
 def drop_test_database(connection) -> None:
@@ -155,3 +188,7 @@ def flush_by_delete() -> None:
 
     sql_flush.deletes = True
     DatabaseOperations.sql_flush = sql_flush
+
+
+if __name__ == "__main__":
+    prepare_template()

@@ -95,3 +95,23 @@ def test_without_a_cpu_controller_the_lanes_run_in_turn_and_say_why(tmp_path, mo
         assert procs is None
     assert "no cgroup cpu controller" in capsys.readouterr().out
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_lanes_rewrite_the_test_modules_first_only_when_one_is_not_rewritten(tmp_path):
+    import pytest
+
+    (tmp_path / "sub").mkdir()
+    module, helper = tmp_path / "sub" / "test_one.py", tmp_path / "sub" / "helpers.py"
+    module.write_text("def test_one():\n    assert 1\n")
+    helper.write_text("")  # not a test module: pytest does not rewrite it
+    assert not lanes.rewritten(tmp_path)
+
+    cached = tmp_path / "sub" / "__pycache__"
+    cached.mkdir()
+    tag = f"{sys.implementation.cache_tag}-pytest-{pytest.__version__}.pyc"
+    (cached / f"test_one.{tag}").write_bytes(b"")
+    assert lanes.rewritten(tmp_path)
+
+    later = time.time() + 5
+    os.utime(module, (later, later))  # edited since
+    assert not lanes.rewritten(tmp_path)

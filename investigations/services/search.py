@@ -14,17 +14,24 @@ ROOT_CAUSE, INVESTIGATION = "root_cause", "investigation"
 TITLE_WEIGHT = 3.0
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def search_index(*, kind: str, object_id: int, texts: list[tuple[str, float]]) -> None:
-    """Index one object's texts, each with its weight, in place of what it said before."""
+    """Index one object's texts, each with its weight, in place of what it said before.
+
+    Every write to a case indexes it again, so this is three statements (the document
+    inserted or updated in one, its old terms deleted, its new ones inserted) and no
+    savepoint of its own: it runs in its caller's transaction, or in one of its own."""
     weighted: Counter = Counter()
     for text, weight in texts:
         for term, count in terms(text or "").items():
             weighted[term] += count * weight
-    document, _ = SearchDocument.objects.update_or_create(
-        kind=kind, object_id=object_id, defaults={"length": int(sum(weighted.values()))}
+    [document] = SearchDocument.objects.bulk_create(
+        [SearchDocument(kind=kind, object_id=object_id, length=int(sum(weighted.values())))],
+        update_conflicts=True,
+        unique_fields=["kind", "object_id"],
+        update_fields=["length"],
     )
-    document.terms.all().delete()
+    SearchTerm.objects.filter(document_id=document.pk).delete()
     SearchTerm.objects.bulk_create(
         SearchTerm(document=document, term=term, weight=weight) for term, weight in weighted.items()
     )

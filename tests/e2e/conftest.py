@@ -1,10 +1,14 @@
 """Real Chromium (Debian's /usr/bin/chromium) driven by Playwright against a live server."""
 
 import shutil
+from urllib.parse import quote
 
 import pytest
+from django.conf import settings
+from django.test import Client
 
-from tests.conftest import ARTIFACTS, PASSWORD, require_real_tool
+from investigations.middleware import TIME_ZONE_COOKIE
+from tests.conftest import ARTIFACTS, require_real_tool
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -52,12 +56,20 @@ def sign_in(browser, live_server):
             timezone_id=time_zone, viewport={"width": 1280, "height": 900}
         )
         contexts.append(context)
+        # Signed in by the session cookie the sign-in form would leave, and the time zone
+        # cookie its page would set: the form itself is driven by test_first_case.py,
+        # test_teams.py and the other tests that sign in by hand, and going through it for
+        # every browser was a sixth of a browser test's CPU.
+        client = Client()
+        client.force_login(user)
+        cookies = {
+            settings.SESSION_COOKIE_NAME: client.cookies[settings.SESSION_COOKIE_NAME].value,
+            TIME_ZONE_COOKIE: quote(time_zone, safe=""),
+        }
+        url = live_server.url
+        context.add_cookies([{"name": k, "value": v, "url": url} for k, v in cookies.items()])
         page = context.new_page()
-        page.goto(f"{live_server.url}/accounts/login/")
-        page.fill("input[name=username]", user.username)
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url(f"{live_server.url}/investigations/")
+        page.goto(f"{live_server.url}/investigations/")
         return page
 
     yield open_as

@@ -45,15 +45,15 @@ run: demo messages static
 	$(PY) manage.py runstack --port $(PORT)
 
 # The suite on TEST_WORKERS processes (pytest-xdist; each its own test database, Celery
-# worker, queue, sshd hosts on its own loopback /24 and cache keys), then the tests marked
-# `serial` (they measure time on this machine) alone. TEST_LANES=together runs both at once,
-# the parallel lane in a cgroup of low CPU weight (tests/lanes.py): about 5 min sooner, but
-# not yet without a flaky test.
+# worker, queue, sshd hosts on its own loopback /24 and cache keys) and, beside it, the
+# tests marked `serial` (they measure time on this machine) in one process whose CPU comes
+# first: the parallel lane runs in a cgroup of low CPU weight (tests/lanes.py). Where no
+# such cgroup can be made, and with TEST_LANES=in-turn, the serial lane runs after it.
 # A machine may set PYTHONDONTWRITEBYTECODE (containers often do): then every test process,
 # and every worker or command a test starts, would compile the project afresh. The suite
 # writes bytecode (compiled once, up front, on every core).
 TEST_WORKERS ?= 6
-TEST_LANES ?= in-turn
+TEST_LANES ?= together
 TEST_PY := env -u PYTHONDONTWRITEBYTECODE $(PY)
 test: install var messages static
 	$(VENV)/bin/ruff check .

@@ -1,9 +1,6 @@
-"""`make test`'s two lanes: the parallel one, then the serial one; or, with
-`TEST_LANES=together`, both at once where the machine lets this process make a CPU cgroup.
-
-At once is not the default: in seven full runs so, one test of each lane failed once (a
-2 s profile in the parallel lane sampled nothing while the serial lane held a load; k6's
-1 s step in the serial lane reached 3 of its 4 VUs), where in turn they pass.
+"""`make test`'s two lanes, both at once where the machine lets this process make a CPU
+cgroup (the default, TEST_LANES=together); otherwise, and with TEST_LANES=in-turn, the
+parallel one and then the serial one.
 
 The parallel lane (every test not marked `serial`, on pytest-xdist's processes) keeps both
 CPUs busy. The serial lane (the tests tests/serial.py names: they measure time under real
@@ -129,7 +126,7 @@ def rewritten(folder: Path = Path(__file__).parent) -> bool:
     return True
 
 
-def main(workers: str, lanes: str = "in-turn") -> int:
+def main(workers: str, lanes: str = "together") -> int:
     python = sys.executable
     prepare()
     parallel = [python, "-m", "pytest", "-n", workers, "--dist", "worksteal", "-m", "not serial"]

@@ -232,10 +232,11 @@ def placement_steps() -> list[str]:
     ]
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def checklist_refresh(*, investigation: Investigation, keys=None) -> None:
     """Complete the items whose evidence exists; reopen the ones whose evidence went. With
-    `keys`, only those items: what a change can affect, when its caller knows."""
+    `keys`, only those items: what a change can affect, when its caller knows. Part of the
+    caller's transaction (no savepoint of its own), or a transaction of its own."""
     steps = checklist_steps()
     items = ChecklistItem.objects.select_for_update().filter(
         investigation=investigation, key__in=list(steps if keys is None else keys)

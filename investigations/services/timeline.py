@@ -42,7 +42,7 @@ def time_error(*, value: datetime, label: str) -> str | None:
     return None
 
 
-@transaction.atomic
+@transaction.atomic(savepoint=False)
 def timeline_event_log(
     *,
     investigation: Investigation,
@@ -53,7 +53,8 @@ def timeline_event_log(
     action: str = "",
     details: dict | None = None,
 ) -> TimelineEvent:
-    """The one writer of timeline events; other services call it in their transaction. An
+    """The one writer of timeline events; other services call it in their transaction (so
+    it sets no savepoint of its own: an event that fails fails the write it records). An
     automatic summary is a Phrase (read in each person's language); people's words are
     text."""
     from investigations.services.webhooks import webhook_notify

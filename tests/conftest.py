@@ -18,6 +18,7 @@ from urllib.parse import quote
 import psycopg
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.test import Client
 
 from investigations.choices import Role
@@ -122,10 +123,19 @@ def make_user(username: str):
 
 @pytest.fixture
 def personas(db) -> Personas:
-    lead, member, viewer, outsider = (make_user(name) for name in ["lena", "max", "vera", "otto"])
+    # Almost every test starts here: the people in one statement, as create_user would make
+    # them (the same password for each), and the team's two other members in another.
+    User, password = get_user_model(), make_password(PASSWORD)
+    lead, member, viewer, outsider = User.objects.bulk_create(
+        User(username=name, password=password) for name in ["lena", "max", "vera", "otto"]
+    )
     team = team_create(user=lead, name="Payments SRE")
-    Membership.objects.create(team=team, user=member, role=Role.RESPONDER)
-    Membership.objects.create(team=team, user=viewer, role=Role.VIEWER)
+    Membership.objects.bulk_create(
+        [
+            Membership(team=team, user=member, role=Role.RESPONDER),
+            Membership(team=team, user=viewer, role=Role.VIEWER),
+        ]
+    )
     team_create(user=outsider, name="Another team")
     investigation = investigation_create(
         team=team,

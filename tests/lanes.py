@@ -131,10 +131,8 @@ def main(workers: str, lanes: str = "together") -> int:
     prepare()
     parallel = [python, "-m", "pytest", "-n", workers, "--dist", "worksteal", "-m", "not serial"]
     serial = [python, "-m", "pytest", "-m", "serial", *files()]
-    if lanes != "together":
-        return subprocess.call(parallel) or subprocess.call(serial)
-    with low_weight_cgroup() as procs:
-        if procs is None:
+    with low_weight_cgroup() if lanes == "together" else contextlib.nullcontext() as procs:
+        if procs is None:  # in turn
             return subprocess.call(parallel) or subprocess.call(serial)
 
         ARTIFACTS.mkdir(exist_ok=True)

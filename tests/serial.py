@@ -1,14 +1,16 @@
 """The tests `make test` runs in its serial lane (conftest marks them `serial`): in one
-process, after the parallel lane (or, with TEST_LANES=together, beside it: tests/lanes.py).
+process, beside the parallel lane, which runs in a cgroup of low CPU weight (tests/lanes.py;
+after it, alone, with TEST_LANES=in-turn or where no cgroup can be made).
 
 `python -m tests.serial` prints the files that hold them: the serial lane collects only
 those (collecting the whole suite costs a process about 10 s of CPU).
 """
 
 # Tests that measure time on this machine (pauses in a capture, a ladder's knee under real
-# load, a rate held step by step, a CPU quota's throttling): `make test` runs them after the
-# parallel lane, alone (marked `serial`), so that other tests' load cannot move what they
-# measure. A file, or one test of it (its node id, parameters aside).
+# load, a rate held step by step, a CPU quota's throttling): `make test` runs them in the
+# serial lane (marked `serial`), whose CPU the kernel serves before the parallel lane's, so
+# that other tests' load cannot move what they measure. A file, or one test of it (its node
+# id, parameters aside).
 SERIAL_TESTS = (
     "tests/collectors/test_capture_live.py",
     "tests/investigations/test_ladders_end_to_end.py::test_the_weaker_side_reaches_its_knee",

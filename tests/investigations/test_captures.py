@@ -175,8 +175,10 @@ def test_both_sides_are_captured_together_and_the_network_is_compared(
             personas,
             seconds=10,
             interface="lo",
-            filter_a=f"tcp port {port_a}",
-            filter_b=f"tcp port {port_b}",
+            # The server's address as well as its port: another test's server on another
+            # loopback address may be given the same port.
+            filter_a=f"host {SERVER_A} and tcp port {port_a}",
+            filter_b=f"host {SERVER_B} and tcp port {port_b}",
         )
         capturing(api, collection_id)
         concurrently(
@@ -205,7 +207,8 @@ def test_both_sides_are_captured_together_and_the_network_is_compared(
     # Side A: twelve short TLS connections, a handshake each; side B: one connection.
     assert a["connections"] == 12 and a["tls_handshakes"] == 12
     assert b["connections"] == 1 and b["tls_handshakes"] == 0
-    assert a["filter"] == f"tcp port {port_a}" and b["filter"] == f"tcp port {port_b}"
+    assert a["filter"] == f"host {SERVER_A} and tcp port {port_a}"
+    assert b["filter"] == f"host {SERVER_B} and tcp port {port_b}"
     # Side B's client paused about 0.2 s before each of its requests.
     paused = [g for g in b["gaps"] if g["silent"] == "client" and g["before"] == "request"]
     assert len(paused) >= 7 and all(0.18 < g["seconds"] < 0.5 for g in paused), b["gaps"]
@@ -316,7 +319,12 @@ def test_a_capture_stops_at_its_size_cap_and_is_cut_after_a_whole_packet(
     trust(api, place(personas, credential, start_host("app-a", dump=None, username="root"), "a"))
     with pausing_server(SERVER_A, server_pause=0) as port:
         collection_id = start_collection(
-            api, personas, seconds=20, interface="lo", filter=f"tcp port {port}", max_mb=1
+            api,
+            personas,
+            seconds=20,
+            interface="lo",
+            filter=f"host {SERVER_A} and tcp port {port}",
+            max_mb=1,
         )
         capturing(api, collection_id)
         # About 2.5 MB of requests and answers: past the cap of 1 MB.

@@ -52,7 +52,7 @@ run: demo messages static
 # A machine may set PYTHONDONTWRITEBYTECODE (containers often do): then every test process,
 # and every worker or command a test starts, would compile the project afresh. The suite
 # writes bytecode (compiled once, up front, on every core).
-TEST_WORKERS ?= 6
+TEST_WORKERS ?= 4
 TEST_LANES ?= together
 TEST_PY := env -u PYTHONDONTWRITEBYTECODE $(PY)
 test: install var messages static

@@ -98,8 +98,8 @@ def prepare() -> None:
     the test databases' template (tests/testdb.py).
 
     pytest rewrites a test module as it imports it and keeps the result beside it; on a fresh
-    clone six processes collecting at once each rewrote every module (12 s of CPU apiece
-    where a rewritten one takes 6 s), and then five of them waited while the first migrated
+    clone the test processes collecting at once each rewrote every module (12 s of CPU apiece
+    where a rewritten one takes 6 s), and then all but one waited while the first migrated
     the template. Here one process collects while another migrates. A module already
     rewritten, or a template already made, is not done again. What fails here is left to the
     lanes, which do the same and report it.

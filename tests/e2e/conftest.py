@@ -69,7 +69,7 @@ def sign_in(browser, live_server):
         url = live_server.url
         context.add_cookies([{"name": k, "value": v, "url": url} for k, v in cookies.items()])
         page = context.new_page()
-        page.goto(f"{live_server.url}/investigations/")
+        page.goto(f"{url}/investigations/")
         return page
 
     yield open_as
